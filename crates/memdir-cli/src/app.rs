@@ -1,0 +1,150 @@
+//! Argument parsing, engine construction from the environment, and dispatch.
+
+use crate::cmd;
+use crate::ui::{CliError, CliResult, exit};
+use clap::{Parser, Subcommand};
+use memdir::{Clock, Memory};
+use std::path::PathBuf;
+
+/// memdir: long-term memory for AI agents, as plain files.
+#[derive(Debug, Parser)]
+#[command(name = "memdir", version, about = "memdir: long-term memory for AI agents, as plain files", after_help = AFTER_HELP)]
+pub struct Cli {
+    /// The memory folder [env: MEMDIR_ROOT; default: $XDG_DATA_HOME/memdir or ~/.local/share/memdir]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const AFTER_HELP: &str = "\
+Environment:
+  MEMDIR_ROOT   the memory folder when --root is not given
+  MEMDIR_NOW    pretend the time is this RFC 3339 instant (tests, replays)
+  TZ            the time zone of log dates and times
+
+Exit codes: 0 ok, 1 nothing found, 2 bad input or usage, 3 other failures.";
+
+/// Every command.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create the memory folder's layout (safe to run again)
+    Init(cmd::init::Args),
+    /// Print what an agent loads every turn: core, recent logs, live scratch
+    Context(cmd::context::Args),
+    /// Append a line to today's log
+    Log(cmd::log::Args),
+    /// Write a scratch note that expires
+    Scratch(cmd::scratch::Args),
+    /// Print a file
+    Read(cmd::read::Args),
+    /// Create or replace a file
+    Write(cmd::write::Args),
+    /// Replace exactly one occurrence of a text in a file
+    Edit(cmd::edit::Args),
+    /// List a folder
+    Ls(cmd::ls::Args),
+    /// Delete a file or folder
+    Rm(cmd::rm::Args),
+    /// Move a file or folder (never overwrites)
+    Mv(cmd::mv::Args),
+    /// Delete expired scratch notes
+    Sweep(cmd::sweep::Args),
+}
+
+/// What a command needs from the environment, read once here and nowhere below.
+pub struct Env {
+    /// The memory folder.
+    pub root: PathBuf,
+    /// The clock.
+    pub clock: Clock,
+}
+
+impl Env {
+    /// Opens the memory folder.
+    pub fn open(&self) -> Result<Memory, CliError> {
+        Ok(Memory::open(&self.root, self.clock.clone())?)
+    }
+}
+
+fn default_root() -> Result<PathBuf, CliError> {
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(x).join("memdir"));
+    }
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(PathBuf::from(h).join(".local/share/memdir")),
+        None => Err(CliError::invalid(
+            "no memory folder: pass --root DIR or set MEMDIR_ROOT",
+        )),
+    }
+}
+
+fn build_env(cli: &Cli) -> Result<Env, CliError> {
+    let root = match (
+        &cli.root,
+        std::env::var_os("MEMDIR_ROOT").filter(|v| !v.is_empty()),
+    ) {
+        (Some(r), _) => r.clone(),
+        (None, Some(r)) => PathBuf::from(r),
+        (None, None) => default_root()?,
+    };
+    let tz = jiff::tz::TimeZone::system();
+    let clock = match std::env::var("MEMDIR_NOW") {
+        Ok(s) if !s.is_empty() => {
+            let ts: jiff::Timestamp = s.parse().map_err(|e| {
+                CliError::invalid(format!(
+                    "MEMDIR_NOW={s:?} is not an RFC 3339 time like 2026-11-30T09:00:00Z: {e}"
+                ))
+            })?;
+            Clock::fixed(ts, tz)
+        }
+        _ => Clock::system(tz),
+    };
+    Ok(Env { root, clock })
+}
+
+/// Runs the program and returns its exit code.
+pub fn main() -> i32 {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("memdir: internal error: {info}; please report this");
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::INVALID
+            } else {
+                exit::OK
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match build_env(&cli).and_then(|env| dispatch(cli.command, &env)) {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            if !e.message.is_empty() {
+                eprintln!("memdir: {}", e.message);
+            }
+            e.code
+        }
+    }
+}
+
+fn dispatch(command: Command, env: &Env) -> CliResult {
+    match command {
+        Command::Init(a) => cmd::init::run(a, env),
+        Command::Context(a) => cmd::context::run(a, env),
+        Command::Log(a) => cmd::log::run(a, env),
+        Command::Scratch(a) => cmd::scratch::run(a, env),
+        Command::Read(a) => cmd::read::run(a, env),
+        Command::Write(a) => cmd::write::run(a, env),
+        Command::Edit(a) => cmd::edit::run(a, env),
+        Command::Ls(a) => cmd::ls::run(a, env),
+        Command::Rm(a) => cmd::rm::run(a, env),
+        Command::Mv(a) => cmd::mv::run(a, env),
+        Command::Sweep(a) => cmd::sweep::run(a, env),
+    }
+}

@@ -1,0 +1,24 @@
+//! `memdir write`
+
+use crate::app::Env;
+use crate::ui::{CliResult, body_arg, out};
+
+/// Create or replace a file, atomically. Writes to core.md are checked against its cap.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memdir write people/priya.md \"Priya leads payments.\"\n  cat draft.md | memdir write notes/plan.md -"
+)]
+pub struct Args {
+    /// A path inside the memory folder.
+    pub path: String,
+    /// The content; `-` reads stdin; absent writes an empty file.
+    #[arg(allow_hyphen_values = true)]
+    pub body: Option<String>,
+}
+
+/// Runs `write`.
+pub fn run(a: Args, env: &Env) -> CliResult {
+    let body = body_arg(a.body.as_deref())?;
+    env.open()?.write(&a.path, &body)?;
+    out(&format!("wrote {}", a.path))
+}

@@ -1,0 +1,10 @@
+//! The `memdir` binary: parse, build the engine, dispatch, map errors to exit codes.
+#![deny(missing_docs)]
+
+mod app;
+mod cmd;
+mod ui;
+
+fn main() {
+    std::process::exit(app::main());
+}

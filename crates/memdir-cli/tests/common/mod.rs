@@ -1,0 +1,82 @@
+//! Shared helpers for tests that run the real `memdir` binary in a temp folder.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+/// The fixed instant every test runs at unless it says otherwise.
+pub const NOW: &str = "2026-11-30T09:15:00Z";
+
+/// A fresh memory folder in a temp dir.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// An empty temp dir (no `init` yet).
+    pub fn empty() -> Fixture {
+        Fixture {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// A temp dir after `memdir init`.
+    pub fn new() -> Fixture {
+        let f = Fixture::empty();
+        f.cmd().arg("init").assert().success();
+        f
+    }
+
+    /// The memory root.
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("mem")
+    }
+
+    /// `memdir` with a clean environment, the root, UTC and the fixed clock.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("memdir").unwrap();
+        c.env_clear()
+            .env("MEMDIR_ROOT", self.root())
+            .env("MEMDIR_NOW", NOW)
+            .env("TZ", "UTC")
+            .env("HOME", self.dir.path());
+        c
+    }
+
+    /// Writes a file under the root directly, as a person with an editor would.
+    pub fn put(&self, rel: &str, text: &str) {
+        let p = self.root().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// Reads a file under the root directly.
+    pub fn get(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root().join(rel)).unwrap()
+    }
+
+    /// True if a path exists under the root.
+    pub fn exists(&self, rel: &str) -> bool {
+        self.root().join(rel).exists()
+    }
+}
+
+/// stdout of a finished command as text.
+pub fn stdout(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+}
+
+/// stderr of a finished command as text.
+pub fn stderr(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+}
+
+/// The `memdir` binary's path, for tests that spawn it themselves.
+pub fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("memdir")
+}
+
+/// True if `p` is inside `root`.
+pub fn inside(p: &Path, root: &Path) -> bool {
+    p.starts_with(root)
+}

@@ -1,0 +1,127 @@
+//! `.memdir/config.toml`: the memory folder's settings. Every key is optional.
+//!
+//! ```toml
+//! [core]
+//! max_lines = 100
+//! max_bytes = 8192
+//!
+//! [scratch]
+//! default_ttl = "60m"
+//! ```
+
+use crate::caps::Cap;
+use serde::{Deserialize, Serialize};
+
+/// All settings, with defaults for whatever the file leaves out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The cap on `core.md`.
+    pub core: CoreConfig,
+    /// Scratch settings.
+    pub scratch: ScratchConfig,
+}
+
+/// The cap on `core.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CoreConfig {
+    /// Most lines allowed.
+    pub max_lines: usize,
+    /// Most bytes allowed.
+    pub max_bytes: usize,
+}
+
+impl CoreConfig {
+    /// The cap these settings give.
+    pub fn cap(&self) -> Cap {
+        Cap {
+            max_lines: self.max_lines,
+            max_bytes: self.max_bytes,
+        }
+    }
+}
+
+impl Default for CoreConfig {
+    fn default() -> Self {
+        CoreConfig {
+            max_lines: 100,
+            max_bytes: 8 * 1024,
+        }
+    }
+}
+
+/// Scratch settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScratchConfig {
+    /// The time to live when none is given, e.g. `60m`.
+    pub default_ttl: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            core: CoreConfig::default(),
+            scratch: ScratchConfig::default(),
+        }
+    }
+}
+
+impl Default for ScratchConfig {
+    fn default() -> Self {
+        ScratchConfig {
+            default_ttl: "60m".to_string(),
+        }
+    }
+}
+
+impl Config {
+    /// Parses the file's text; an error names the bad key.
+    pub fn from_toml(text: &str) -> Result<Config, String> {
+        let cfg: Config = toml::from_str(text)
+            .map_err(|e| format!("bad .memdir/config.toml: {}", one_line(&e.to_string())))?;
+        crate::duration::parse_ttl(&cfg.scratch.default_ttl)
+            .map_err(|e| format!("bad .memdir/config.toml: scratch.default_ttl: {e}"))?;
+        if cfg.core.max_lines == 0 || cfg.core.max_bytes == 0 {
+            return Err("bad .memdir/config.toml: core caps must be above zero".to_string());
+        }
+        Ok(cfg)
+    }
+
+    /// The text `memdir init` writes: every default, commented, so people see what they can set.
+    pub fn template() -> String {
+        let d = Config::default();
+        format!(
+            "# memdir settings; every key is optional and shows its default.\n\
+             [core]\n# max_lines = {}\n# max_bytes = {}\n\n\
+             [scratch]\n# default_ttl = \"{}\"\n",
+            d.core.max_lines, d.core.max_bytes, d.scratch.default_ttl
+        )
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_partial_and_errors() {
+        assert_eq!(Config::from_toml("").unwrap(), Config::default());
+        assert_eq!(
+            Config::from_toml(&Config::template()).unwrap(),
+            Config::default()
+        );
+        let c = Config::from_toml("[core]\nmax_lines = 5\n").unwrap();
+        assert_eq!(c.core.max_lines, 5);
+        assert_eq!(c.core.max_bytes, 8192);
+        let e = Config::from_toml("[core]\nmax_line = 5\n").unwrap_err();
+        assert!(e.contains("max_line"), "{e}");
+        assert!(!e.contains('\n'));
+        assert!(Config::from_toml("[scratch]\ndefault_ttl = \"soon\"\n").is_err());
+    }
+}

@@ -1,0 +1,21 @@
+//! The pure core of memdir: the on-disk format of a memory folder, its caps and its dates.
+//!
+//! Nothing in this crate does I/O or reads the clock: every function takes `&str` and values,
+//! so the format can be tested (and property-tested) without a file system.
+//!
+//! ```
+//! use memdir_core::path::MemPath;
+//!
+//! let p = MemPath::parse("/memories/people/priya.md").unwrap();
+//! assert_eq!(p.as_str(), "people/priya.md");
+//! assert!(MemPath::parse("../etc/passwd").is_err());
+//! ```
+#![deny(missing_docs)]
+
+pub mod caps;
+pub mod config;
+pub mod context;
+pub mod duration;
+pub mod log;
+pub mod path;
+pub mod scratch;

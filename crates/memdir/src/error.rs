@@ -1,0 +1,52 @@
+//! The engine's error, with a kind that front ends map to exit codes or tool errors.
+
+use crate::store::StoreError;
+use memdir_core::caps::CapExceeded;
+use memdir_core::path::PathError;
+
+/// Broad classes of failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Nothing at that path, or nothing matched.
+    NotFound,
+    /// Bad input: a path outside memory, a cap exceeded, a bad name, an ambiguous edit.
+    Invalid,
+    /// The operation clashes with what is there.
+    Conflict,
+    /// The storage failed.
+    Backend,
+}
+
+/// An engine error; its message is one lowercase line that says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A refused path string.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// A storage failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A write over a hard cap.
+    #[error(transparent)]
+    Cap(#[from] CapExceeded),
+    /// Any other bad input.
+    #[error("{0}")]
+    Invalid(String),
+    /// Something asked for is not there.
+    #[error("{0}")]
+    NotFound(String),
+}
+
+impl Error {
+    /// The class of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Path(_) | Error::Cap(_) | Error::Invalid(_) => ErrorKind::Invalid,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Store(StoreError::NotFound(_)) => ErrorKind::NotFound,
+            Error::Store(StoreError::InvalidPath(_)) => ErrorKind::Invalid,
+            Error::Store(StoreError::Conflict(_)) => ErrorKind::Conflict,
+            Error::Store(StoreError::Backend(_)) => ErrorKind::Backend,
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! The local-folder store, and the one place memdir touches the file system.
+//!
+//! Confinement: the root is opened once as a directory handle and every path is resolved
+//! relative to it with `openat2(RESOLVE_BENEATH)` (cap-std, falling back to its own
+//! component-by-component resolution on old kernels). So there is no check-then-use race: a
+//! symlink that leads outside the root, even one swapped in while memdir runs, makes the open
+//! fail instead of landing a byte outside. Symlinks that stay inside the root are followed.
+//!
+//! Writes: a whole-file write goes to a hidden temp file in the same folder, is fsynced, renamed
+//! over the target, and the folder is fsynced. Appends take an exclusive `flock` on the file.
+
+use crate::store::{Entry, EntryKind, LockGuard, Store, StoreError};
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
+use memdir_core::path::{MemPath, RESERVED};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// memdir's own folder inside the root.
+pub const META_DIR: &str = ".memdir";
+
+/// A memory folder on local disk.
+#[derive(Debug)]
+pub struct FolderStore {
+    root: Dir,
+    root_path: PathBuf,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl FolderStore {
+    /// Opens an existing memory folder.
+    pub fn open(root: &Path) -> Result<FolderStore, StoreError> {
+        let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => StoreError::NotFound(format!(
+                "memory folder {} does not exist: run `memdir init` first",
+                root.display()
+            )),
+            _ => StoreError::Backend(format!("cannot open memory folder {}: {e}", root.display())),
+        })?;
+        Ok(FolderStore {
+            root: dir,
+            root_path: root.to_path_buf(),
+        })
+    }
+
+    /// Creates the folder (and its parents) if needed, then opens it.
+    pub fn create(root: &Path) -> Result<FolderStore, StoreError> {
+        std::fs::create_dir_all(root).map_err(|e| {
+            StoreError::Backend(format!(
+                "cannot create memory folder {}: {e}",
+                root.display()
+            ))
+        })?;
+        Self::open(root)
+    }
+
+    /// The root's path on disk, for tools that work on real files (search indexes).
+    pub fn root_path(&self) -> &Path {
+        &self.root_path
+    }
+
+    /// Opens the folder that holds `path`, creating it when asked, and returns it with the
+    /// final component's name.
+    fn parent_of<'p>(&self, path: &'p MemPath, create: bool) -> Result<(Dir, &'p str), StoreError> {
+        let name = path.file_name().ok_or_else(|| {
+            StoreError::InvalidPath(
+                "that operation needs a file or folder, not the memory root".into(),
+            )
+        })?;
+        let parent = path.parent().unwrap_or_default();
+        Ok((self.open_dir(&parent, create)?, name))
+    }
+
+    fn open_dir(&self, dir: &MemPath, create: bool) -> Result<Dir, StoreError> {
+        if dir.is_root() {
+            return self.root.try_clone().map_err(|e| io_err(e, dir));
+        }
+        match self.root.open_dir(dir.as_str()) {
+            Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
+                self.root
+                    .create_dir_all(dir.as_str())
+                    .map_err(|e| io_err(e, dir))?;
+                self.root.open_dir(dir.as_str()).map_err(|e| io_err(e, dir))
+            }
+            other => other.map_err(|e| io_err(e, dir)),
+        }
+    }
+
+    fn meta_dir(&self) -> Result<Dir, StoreError> {
+        self.root
+            .create_dir_all(META_DIR)
+            .and_then(|_| self.root.open_dir(META_DIR))
+            .map_err(|e| StoreError::Backend(format!("cannot open {META_DIR}/: {e}")))
+    }
+}
+
+/// Writes `data` to `name` in `dir` through a temp file and a rename.
+fn atomic_write(dir: &Dir, name: &str, data: &[u8], shown: &str) -> Result<(), StoreError> {
+    let tmp = format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let result = (|| -> io::Result<()> {
+        let mut f = dir.open_with(&tmp, OpenOptions::new().write(true).create_new(true))?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        drop(f);
+        dir.rename(&tmp, dir, name)?;
+        sync_dir(dir)
+    })();
+    if let Err(e) = result {
+        let _ = dir.remove_file(&tmp);
+        return Err(io_err_str(e, shown));
+    }
+    Ok(())
+}
+
+/// Makes a folder's entries (a rename, a new or removed name) durable.
+fn sync_dir(dir: &Dir) -> io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    // cap-std hands back its own O_PATH handle for ".", which cannot be fsynced; a fresh
+    // read-only open of "." relative to the handle cannot leave the folder.
+    let fd = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(rustix::fs::fsync(&fd)?)
+}
+
+fn to_millis(t: io::Result<cap_std::time::SystemTime>) -> i64 {
+    t.ok()
+        .and_then(|t| t.into_std().duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn io_err(e: io::Error, path: &MemPath) -> StoreError {
+    io_err_str(e, if path.is_root() { "/" } else { path.as_str() })
+}
+
+/// Maps an I/O error to the store's neutral kinds, with a message that names the path.
+fn io_err_str(e: io::Error, path: &str) -> StoreError {
+    match e.kind() {
+        io::ErrorKind::NotFound => StoreError::NotFound(format!("{path} does not exist")),
+        io::ErrorKind::AlreadyExists => StoreError::Conflict(format!("{path} already exists")),
+        io::ErrorKind::IsADirectory => {
+            StoreError::InvalidPath(format!("{path} is a folder, not a file"))
+        }
+        io::ErrorKind::NotADirectory => StoreError::InvalidPath(format!(
+            "{path}: a part of the path is a file, not a folder"
+        )),
+        io::ErrorKind::DirectoryNotEmpty => StoreError::Conflict(format!("{path} is not empty")),
+        // cap-std reports an escape (a `..` or a symlink leading out) as PermissionDenied.
+        io::ErrorKind::PermissionDenied if e.to_string().contains("outside") => {
+            StoreError::InvalidPath(format!(
+                "{path} leads outside the memory folder (through a symlink): refused"
+            ))
+        }
+        _ if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error())
+            || e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) =>
+        {
+            StoreError::InvalidPath(format!(
+                "{path} leads outside the memory folder (through a symlink): refused"
+            ))
+        }
+        _ => StoreError::Backend(format!("{path}: {e}")),
+    }
+}
+
+/// Names `list` never shows: memdir's and git's folders, and temp files of writes in progress.
+fn is_hidden_internal(name: &str) -> bool {
+    RESERVED.contains(&name) || is_temp_name(name)
+}
+
+/// Temp files of an atomic write in progress: `.<name>.<pid>.<n>.tmp`.
+fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp")
+}
+
+struct FileLock(#[allow(dead_code)] std::fs::File);
+impl LockGuard for FileLock {}
+
+impl Store for FolderStore {
+    fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError> {
+        if path.is_root() {
+            return Err(StoreError::InvalidPath(
+                "the memory root is a folder, not a file".into(),
+            ));
+        }
+        self.root.read(path.as_str()).map_err(|e| io_err(e, path))
+    }
+
+    fn write(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+        let (dir, name) = self.parent_of(path, true)?;
+        if let Ok(m) = dir.symlink_metadata(name)
+            && m.is_dir()
+        {
+            return Err(StoreError::InvalidPath(format!(
+                "{path} is a folder, not a file"
+            )));
+        }
+        atomic_write(&dir, name, data, path.as_str())
+    }
+
+    fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+        let (dir, name) = self.parent_of(path, true)?;
+        let file = dir
+            .open_with(name, OpenOptions::new().append(true).create(true))
+            .map_err(|e| io_err(e, path))?
+            .into_std();
+        file.lock().map_err(|e| io_err(e, path))?;
+        let mut f = &file;
+        let res = f.write_all(data).and_then(|_| file.sync_data());
+        let _ = file.unlock();
+        res.map_err(|e| io_err(e, path))
+    }
+
+    fn list(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        let d = self.open_dir(dir, false)?;
+        let mut out = Vec::new();
+        for ent in d.entries().map_err(|e| io_err(e, dir))? {
+            let ent = ent.map_err(|e| io_err(e, dir))?;
+            let name = ent.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if is_hidden_internal(name) {
+                continue;
+            }
+            // Follow in-root symlinks; skip ones that lead out or dangle.
+            let Ok(meta) = d.metadata(name) else { continue };
+            let Ok(path) = dir.join(name) else { continue };
+            let kind = if meta.is_dir() {
+                EntryKind::Dir
+            } else if meta.is_file() {
+                EntryKind::File
+            } else {
+                continue;
+            };
+            out.push(Entry {
+                path,
+                kind,
+                size: if kind == EntryKind::File {
+                    meta.len()
+                } else {
+                    0
+                },
+                modified_ms: to_millis(meta.modified()),
+            });
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    fn stat(&self, path: &MemPath) -> Result<Option<Entry>, StoreError> {
+        let meta = if path.is_root() {
+            self.root.dir_metadata()
+        } else {
+            self.root.metadata(path.as_str())
+        };
+        match meta {
+            Ok(m) => Ok(Some(Entry {
+                path: path.clone(),
+                kind: if m.is_dir() {
+                    EntryKind::Dir
+                } else {
+                    EntryKind::File
+                },
+                size: if m.is_dir() { 0 } else { m.len() },
+                modified_ms: to_millis(m.modified()),
+            })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(e, path)),
+        }
+    }
+
+    fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
+        let (dir, name) = self.parent_of(path, false)?;
+        let meta = dir.symlink_metadata(name).map_err(|e| io_err(e, path))?;
+        let res = if meta.is_dir() {
+            dir.remove_dir_all(name)
+        } else {
+            dir.remove_file(name)
+        };
+        res.map_err(|e| io_err(e, path))?;
+        sync_dir(&dir).map_err(|e| io_err(e, path))
+    }
+
+    fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
+        if to.starts_with(from) {
+            return Err(StoreError::InvalidPath(format!(
+                "cannot move {from} into itself"
+            )));
+        }
+        let (from_dir, from_name) = self.parent_of(from, false)?;
+        from_dir
+            .symlink_metadata(from_name)
+            .map_err(|e| io_err(e, from))?;
+        let (to_dir, to_name) = self.parent_of(to, true)?;
+        let flags = rustix::fs::RenameFlags::NOREPLACE;
+        match rustix::fs::renameat_with(&from_dir, from_name, &to_dir, to_name, flags) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
+                return Err(StoreError::Conflict(format!(
+                    "{to} already exists: moving never overwrites; remove it first or pick another name"
+                )));
+            }
+            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOSYS) => {
+                // A file system without RENAME_NOREPLACE: check, then rename (not race-free).
+                if to_dir.symlink_metadata(to_name).is_ok() {
+                    return Err(StoreError::Conflict(format!("{to} already exists")));
+                }
+                from_dir
+                    .rename(from_name, &to_dir, to_name)
+                    .map_err(|e| io_err(e, to))?;
+            }
+            Err(e) => return Err(io_err(e.into(), to)),
+        }
+        sync_dir(&to_dir).map_err(|e| io_err(e, to))?;
+        sync_dir(&from_dir).map_err(|e| io_err(e, from))
+    }
+
+    fn create_dir(&self, path: &MemPath) -> Result<(), StoreError> {
+        if path.is_root() {
+            return Ok(());
+        }
+        self.root
+            .create_dir_all(path.as_str())
+            .map_err(|e| io_err(e, path))
+    }
+
+    fn lock(&self, key: &str) -> Result<Box<dyn LockGuard>, StoreError> {
+        let safe: String = key
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let meta = self.meta_dir()?;
+        meta.create_dir_all("locks")
+            .map_err(|e| StoreError::Backend(format!("cannot create lock folder: {e}")))?;
+        let f = meta
+            .open_with(
+                format!("locks/{safe}.lock"),
+                OpenOptions::new().write(true).create(true).truncate(false),
+            )
+            .map_err(|e| StoreError::Backend(format!("cannot open lock {key}: {e}")))?
+            .into_std();
+        f.lock()
+            .map_err(|e| StoreError::Backend(format!("cannot take lock {key}: {e}")))?;
+        Ok(Box::new(FileLock(f)))
+    }
+
+    fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.root.read(format!("{META_DIR}/{name}")) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err_str(e, &format!("{META_DIR}/{name}"))),
+        }
+    }
+
+    fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
+        let meta = self.meta_dir()?;
+        atomic_write(&meta, name, data, &format!("{META_DIR}/{name}"))
+    }
+}

@@ -1,0 +1,27 @@
+//! memdir's engine: a memory folder of plain files, with layers, caps, context and sweep.
+//!
+//! The binary (and later the MCP and HTTP front ends) build a [`Memory`] from a [`Store`] and a
+//! [`Clock`] and call its methods; nothing here reads environment variables.
+//!
+//! ```
+//! use memdir::{Clock, Memory};
+//! let dir = tempfile::tempdir().unwrap();
+//! let clock = Clock::fixed("2026-11-30T09:15:00Z".parse().unwrap(), jiff::tz::TimeZone::UTC);
+//! let mem = Memory::init(dir.path(), clock).unwrap();
+//! mem.log("decided to use PostgreSQL").unwrap();
+//! let ctx = mem.context().unwrap();
+//! assert!(ctx.render().contains("- 09:15 decided to use PostgreSQL"));
+//! ```
+#![deny(missing_docs)]
+
+mod clock;
+mod error;
+pub mod folder;
+mod memory;
+pub mod store;
+
+pub use clock::Clock;
+pub use error::{Error, ErrorKind};
+pub use folder::FolderStore;
+pub use memory::{Context, LogReceipt, Memory, SweepReport};
+pub use store::{Entry, EntryKind, Store, StoreError};

@@ -1,0 +1,362 @@
+//! The memory folder's layers: core, daily logs, scratch, and everything else.
+
+use crate::clock::Clock;
+use crate::error::Error;
+use crate::folder::FolderStore;
+use crate::store::{Entry, EntryKind, Store, StoreError};
+use jiff::ToSpan;
+use memdir_core::config::Config;
+use memdir_core::context::{Section, render};
+use memdir_core::log::{LOG_DIR, format_entry, log_path};
+use memdir_core::path::MemPath;
+use memdir_core::scratch::{SCRATCH_DIR, ScratchName, validate_slug};
+use serde::Serialize;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The always-loaded file.
+pub const CORE_FILE: &str = "core.md";
+
+/// The last line of every context: where the rest of memory is and how to reach it.
+pub const POINTER: &str = "Not loaded above: older logs, notes and the archive. Search them with \
+`memdir search <words>` (MCP: memory_search) and open a file with `memdir read <path>` (MCP: memory_read).";
+
+/// A memory folder, its settings and its clock.
+pub struct Memory {
+    store: Arc<dyn Store>,
+    config: Config,
+    clock: Clock,
+}
+
+/// The assembled context, most stable section first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Context {
+    /// The sections in load order.
+    pub sections: Vec<Section>,
+}
+
+impl Context {
+    /// The context as Markdown.
+    pub fn render(&self) -> String {
+        render(&self.sections)
+    }
+}
+
+/// Where a log entry went.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogReceipt {
+    /// The log file, e.g. `log/2026-11-30.md`.
+    pub path: String,
+    /// The entry as written.
+    pub entry: String,
+}
+
+/// What a sweep removed (or would remove, on a dry run).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SweepReport {
+    /// Expired scratch notes removed.
+    pub removed: Vec<String>,
+    /// Items in `scratch/` left alone because they are not scratch notes.
+    pub skipped: Vec<String>,
+}
+
+fn mp(s: &str) -> MemPath {
+    // Only called with the constant, known-good layer paths below.
+    MemPath::parse(s).unwrap_or_default()
+}
+
+impl Memory {
+    /// Opens an existing memory folder on local disk.
+    pub fn open(root: &Path, clock: Clock) -> Result<Memory, Error> {
+        Memory::from_store(Arc::new(FolderStore::open(root)?), clock)
+    }
+
+    /// Creates the layout (idempotent: nothing that exists is touched) and opens it.
+    pub fn init(root: &Path, clock: Clock) -> Result<Memory, Error> {
+        let store = Arc::new(FolderStore::create(root)?);
+        for dir in [LOG_DIR, SCRATCH_DIR] {
+            store.create_dir(&mp(dir))?;
+        }
+        if store.stat(&mp(CORE_FILE))?.is_none() {
+            store.write(&mp(CORE_FILE), b"")?;
+        }
+        if store.read_meta("config.toml")?.is_none() {
+            store.write_meta("config.toml", Config::template().as_bytes())?;
+        }
+        Memory::from_store(store, clock)
+    }
+
+    /// Wraps any store; reads `.memdir/config.toml` through it.
+    pub fn from_store(store: Arc<dyn Store>, clock: Clock) -> Result<Memory, Error> {
+        let config = match store.read_meta("config.toml")? {
+            Some(bytes) => {
+                Config::from_toml(&String::from_utf8_lossy(&bytes)).map_err(Error::Invalid)?
+            }
+            None => Config::default(),
+        };
+        Ok(Memory {
+            store,
+            config,
+            clock,
+        })
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The clock in use.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Reads a text file; `None` when it does not exist.
+    fn read_opt(&self, path: &MemPath) -> Result<Option<String>, Error> {
+        match self.store.read(path) {
+            Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+            Err(StoreError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Lists a folder, empty when it does not exist.
+    fn list_opt(&self, dir: &MemPath) -> Result<Vec<Entry>, Error> {
+        match self.store.list(dir) {
+            Ok(v) => Ok(v),
+            Err(StoreError::NotFound(_)) => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Builds the context: core, yesterday's and today's log, live scratch notes, then a pointer
+    /// to the rest. Missing layers are simply empty.
+    pub fn context(&self) -> Result<Context, Error> {
+        let now = self.clock.now();
+        let mut sections = Vec::new();
+        let core = self.read_opt(&mp(CORE_FILE))?.unwrap_or_default();
+        let core = if core.trim().is_empty() {
+            "(empty)".to_string()
+        } else {
+            core
+        };
+        sections.push(Section::new(
+            "core",
+            format!("Core memory ({CORE_FILE})"),
+            Some(CORE_FILE.to_string()),
+            core,
+        ));
+        let today = now.date();
+        let yesterday = today.checked_sub(1.day()).unwrap_or(today);
+        for (date, label) in [(yesterday, "yesterday"), (today, "today")] {
+            let path = log_path(date);
+            if let Some(text) = self.read_opt(&mp(&path))?
+                && !text.trim().is_empty()
+            {
+                sections.push(Section::new(
+                    format!("log:{date}"),
+                    format!("Log {date} ({label})"),
+                    Some(path),
+                    text,
+                ));
+            }
+        }
+        let now_ms = now.timestamp().as_millisecond();
+        for e in self.list_opt(&mp(SCRATCH_DIR))? {
+            let Some(name) = e.path.file_name().and_then(ScratchName::parse) else {
+                continue;
+            };
+            if e.kind != EntryKind::File || name.expires_ms <= now_ms {
+                continue;
+            }
+            let Some(text) = self.read_opt(&e.path)? else {
+                continue;
+            };
+            let expires = jiff::Timestamp::from_millisecond(name.expires_ms)
+                .map(|t| {
+                    t.to_zoned_datetime(now.time_zone().clone())
+                        .strftime("%Y-%m-%d %H:%M")
+                        .to_string()
+                })
+                .unwrap_or_default();
+            sections.push(Section::new(
+                format!("scratch:{}", name.slug),
+                format!("Scratch: {} (expires {expires})", name.slug),
+                Some(e.path.to_string()),
+                text,
+            ));
+        }
+        sections.push(Section::new("pointer", "", None, POINTER.to_string()));
+        Ok(Context { sections })
+    }
+
+    /// Appends one entry to today's log.
+    pub fn log(&self, text: &str) -> Result<LogReceipt, Error> {
+        let now = self.clock.now();
+        let entry = format_entry(now.time(), text).map_err(Error::Invalid)?;
+        let path = log_path(now.date());
+        self.store.append(&mp(&path), entry.as_bytes())?;
+        Ok(LogReceipt { path, entry })
+    }
+
+    /// Writes a scratch note that expires after `ttl_ms` (the configured default when `None`).
+    /// A note with the same name is replaced.
+    pub fn scratch(&self, name: &str, ttl_ms: Option<i64>, body: &str) -> Result<String, Error> {
+        validate_slug(name).map_err(Error::Invalid)?;
+        let ttl = match ttl_ms {
+            Some(t) => t,
+            None => memdir_core::duration::parse_ttl(&self.config.scratch.default_ttl)
+                .map_err(Error::Invalid)?,
+        };
+        let expires_ms = self
+            .clock
+            .now()
+            .timestamp()
+            .as_millisecond()
+            .saturating_add(ttl);
+        let file = ScratchName {
+            expires_ms,
+            slug: name.to_string(),
+        }
+        .file_name();
+        let path = mp(SCRATCH_DIR).join(&file)?;
+        self.store.write(&path, body.as_bytes())?;
+        for e in self.list_opt(&mp(SCRATCH_DIR))? {
+            if e.path != path
+                && e.path
+                    .file_name()
+                    .and_then(ScratchName::parse)
+                    .is_some_and(|n| n.slug == name)
+            {
+                self.store.remove(&e.path)?;
+            }
+        }
+        Ok(path.to_string())
+    }
+
+    /// Reads a file's bytes.
+    pub fn read(&self, path: &str) -> Result<Vec<u8>, Error> {
+        let p = MemPath::parse_file(path)?;
+        Ok(self.store.read(&p)?)
+    }
+
+    /// Creates or replaces a file. `core.md` is checked against its cap first.
+    pub fn write(&self, path: &str, content: &str) -> Result<(), Error> {
+        let p = MemPath::parse_file(path)?;
+        if p.as_str() == CORE_FILE {
+            let _lock = self.store.lock("core")?;
+            let current = self.read_opt(&p)?.unwrap_or_default();
+            self.config.core.cap().check(CORE_FILE, &current, content)?;
+            self.store.write(&p, content.as_bytes())?;
+            return Ok(());
+        }
+        Ok(self.store.write(&p, content.as_bytes())?)
+    }
+
+    /// Replaces exactly one occurrence of `old` with `new` in a file.
+    pub fn edit(&self, path: &str, old: &str, new: &str) -> Result<(), Error> {
+        let p = MemPath::parse_file(path)?;
+        if old.is_empty() {
+            return Err(Error::Invalid(
+                "the text to replace is empty: give the exact text to change".into(),
+            ));
+        }
+        let _lock = self.store.lock(if p.as_str() == CORE_FILE {
+            "core"
+        } else {
+            p.as_str()
+        })?;
+        let bytes = self.store.read(&p)?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::Invalid(format!(
+                "{p} is not UTF-8 text: it cannot be edited by text"
+            ))
+        })?;
+        match text.matches(old).count() {
+            0 => {
+                return Err(Error::NotFound(format!(
+                    "the text to replace was not found in {p}: read the file and copy the text exactly"
+                )));
+            }
+            1 => {}
+            n => {
+                return Err(Error::Invalid(format!(
+                    "the text to replace occurs {n} times in {p}: include more surrounding text so it occurs once"
+                )));
+            }
+        }
+        let updated = text.replacen(old, new, 1);
+        if p.as_str() == CORE_FILE {
+            self.config.core.cap().check(CORE_FILE, &text, &updated)?;
+        }
+        Ok(self.store.write(&p, updated.as_bytes())?)
+    }
+
+    /// Lists a folder (or describes one file).
+    pub fn ls(&self, path: &str) -> Result<Vec<Entry>, Error> {
+        let p = MemPath::parse(path)?;
+        match self.store.stat(&p)? {
+            None => Err(Error::NotFound(format!("{} does not exist", display(&p)))),
+            Some(e) if e.kind == EntryKind::File => Ok(vec![e]),
+            Some(_) => Ok(self.store.list(&p)?),
+        }
+    }
+
+    /// Deletes a file or a folder.
+    pub fn rm(&self, path: &str) -> Result<(), Error> {
+        let p = MemPath::parse(path)?;
+        if p.is_root() {
+            return Err(Error::Invalid("cannot delete the memory root".into()));
+        }
+        Ok(self.store.remove(&p)?)
+    }
+
+    /// Moves a file or folder; never overwrites.
+    pub fn mv(&self, from: &str, to: &str) -> Result<(), Error> {
+        let f = MemPath::parse(from)?;
+        let t = MemPath::parse(to)?;
+        if f.is_root() || t.is_root() {
+            return Err(Error::Invalid("cannot move the memory root".into()));
+        }
+        if t.as_str() == CORE_FILE {
+            let _lock = self.store.lock("core")?;
+            let incoming = self.read_opt(&f)?.unwrap_or_default();
+            self.config.core.cap().check(CORE_FILE, "", &incoming)?;
+            return Ok(self.store.rename(&f, &t)?);
+        }
+        Ok(self.store.rename(&f, &t)?)
+    }
+
+    /// Deletes expired scratch notes. Idempotent; odd names and folders are skipped.
+    pub fn sweep(&self, dry_run: bool) -> Result<SweepReport, Error> {
+        let now_ms = self.clock.now().timestamp().as_millisecond();
+        let mut report = SweepReport::default();
+        for e in self.list_opt(&mp(SCRATCH_DIR))? {
+            let parsed = e.path.file_name().and_then(ScratchName::parse);
+            match parsed {
+                Some(n) if e.kind == EntryKind::File => {
+                    if n.expires_ms <= now_ms {
+                        if !dry_run {
+                            match self.store.remove(&e.path) {
+                                Ok(()) | Err(StoreError::NotFound(_)) => {}
+                                Err(err) => return Err(err.into()),
+                            }
+                        }
+                        report.removed.push(e.path.to_string());
+                    }
+                }
+                _ => report.skipped.push(e.path.to_string()),
+            }
+        }
+        Ok(report)
+    }
+}
+
+fn display(p: &MemPath) -> &str {
+    if p.is_root() { "/" } else { p.as_str() }
+}

@@ -1,0 +1,103 @@
+//! Storage behind a trait: the local folder first; PostgreSQL and S3 later.
+//!
+//! The trait speaks in [`MemPath`]s, bytes and neutral [`Entry`] values, so no `std::fs` type
+//! crosses it, and every backend reports failures as one [`StoreError`].
+
+use memdir_core::path::MemPath;
+
+/// What went wrong in a store, in words any backend can use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// Nothing is at that path.
+    #[error("{0}")]
+    NotFound(String),
+    /// The operation clashes with what is there (a target that exists, a lock held elsewhere).
+    #[error("{0}")]
+    Conflict(String),
+    /// The path cannot be used: it leaves the root, crosses a symlink out, or has the wrong kind.
+    #[error("{0}")]
+    InvalidPath(String),
+    /// The backend failed (I/O, database, network).
+    #[error("{0}")]
+    Backend(String),
+}
+
+/// The kind of thing at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A folder.
+    Dir,
+}
+
+/// One listed item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Its path from the root.
+    pub path: MemPath,
+    /// File or folder.
+    pub kind: EntryKind,
+    /// Size in bytes (0 for folders).
+    pub size: u64,
+    /// Last change, Unix milliseconds (0 when unknown).
+    pub modified_ms: i64,
+}
+
+/// Held while a named lock is taken; dropping it releases the lock.
+pub trait LockGuard: Send {}
+
+/// A memory folder's storage. Every read, write, list, rename and delete goes through here.
+pub trait Store: Send + Sync {
+    /// Reads a whole file.
+    fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError>;
+
+    /// Replaces (or creates) a whole file atomically: readers see the old or the new content,
+    /// never a mix, and a crash leaves one or the other. Missing parent folders are created.
+    fn write(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError>;
+
+    /// Appends bytes under an exclusive lock, so concurrent appends never interleave.
+    fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError>;
+
+    /// Lists a folder's direct children, sorted by name. Reserved folders are never listed.
+    fn list(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError>;
+
+    /// Describes one path, or `None` when nothing is there.
+    fn stat(&self, path: &MemPath) -> Result<Option<Entry>, StoreError>;
+
+    /// Deletes a file, or a folder with everything in it.
+    fn remove(&self, path: &MemPath) -> Result<(), StoreError>;
+
+    /// Moves a file or folder; never overwrites (an existing target is a conflict).
+    fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError>;
+
+    /// Creates a folder and its parents; no error if it exists.
+    fn create_dir(&self, path: &MemPath) -> Result<(), StoreError>;
+
+    /// Takes an exclusive, cross-process lock named `key` (e.g. `core`), waiting for it.
+    fn lock(&self, key: &str) -> Result<Box<dyn LockGuard>, StoreError>;
+
+    /// Reads one of memdir's own files (`.memdir/<name>`), or `None` if absent.
+    fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Writes one of memdir's own files atomically.
+    fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError>;
+
+    /// Every file under `dir`, depth first, in path order.
+    fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.clone()];
+        while let Some(d) = stack.pop() {
+            let mut subdirs = Vec::new();
+            for e in self.list(&d)? {
+                match e.kind {
+                    EntryKind::File => out.push(e),
+                    EntryKind::Dir => subdirs.push(e.path),
+                }
+            }
+            stack.extend(subdirs.into_iter().rev());
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+}
