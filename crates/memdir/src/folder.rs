@@ -186,6 +186,10 @@ struct FileLock(#[allow(dead_code)] std::fs::File);
 impl LockGuard for FileLock {}
 
 impl Store for FolderStore {
+    fn local_root(&self) -> Option<&Path> {
+        Some(&self.root_path)
+    }
+
     fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError> {
         if path.is_root() {
             return Err(StoreError::InvalidPath(

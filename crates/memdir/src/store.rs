@@ -83,6 +83,12 @@ pub trait Store: Send + Sync {
     /// Writes one of memdir's own files atomically.
     fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError>;
 
+    /// The root as a local directory, for tools that need real files (grep, SQLite indexes);
+    /// `None` for remote backends.
+    fn local_root(&self) -> Option<&std::path::Path> {
+        None
+    }
+
     /// Every file under `dir`, depth first, in path order.
     fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
         let mut out = Vec::new();
