@@ -50,6 +50,8 @@ pub enum Command {
     Rm(cmd::rm::Args),
     /// Move a file or folder (never overwrites)
     Mv(cmd::mv::Args),
+    /// Search memory: exact lines (grep) or the best lines for a question (ranked)
+    Search(cmd::search::Args),
     /// Delete expired scratch notes
     Sweep(cmd::sweep::Args),
 }
@@ -145,6 +147,7 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Ls(a) => cmd::ls::run(a, env),
         Command::Rm(a) => cmd::rm::run(a, env),
         Command::Mv(a) => cmd::mv::run(a, env),
+        Command::Search(a) => cmd::search::run(a, env),
         Command::Sweep(a) => cmd::sweep::run(a, env),
     }
 }

@@ -19,3 +19,4 @@ pub mod duration;
 pub mod log;
 pub mod path;
 pub mod scratch;
+pub mod tokenize;

@@ -18,6 +18,7 @@ mod clock;
 mod error;
 pub mod folder;
 mod memory;
+pub mod search;
 pub mod store;
 
 pub use clock::Clock;

@@ -9,5 +9,6 @@ pub mod mv;
 pub mod read;
 pub mod rm;
 pub mod scratch;
+pub mod search;
 pub mod sweep;
 pub mod write;

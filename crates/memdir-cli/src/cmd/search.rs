@@ -1,0 +1,155 @@
+//! `memdir search`
+
+use crate::app::Env;
+use crate::ui::{CliError, CliResult, exit, out};
+use jiff::civil::Date;
+use memdir::search::{Mode, SearchHit, SearchRequest};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+const AFTER_HELP: &str = "\
+Examples:
+  memdir search 'price ($5)'                 literal, case-insensitive
+  memdir search -- --help                    a pattern that starts with '-' (after --)
+  memdir search --regex 'deploy(ed)? to (prod|staging)'
+  memdir search -C 2 --since 2026-11-01 --path log postgres
+  memdir search --mode ranked 'why did we pick postgres'
+  memdir search --json --limit 5 postgres | jq .path
+
+Grep output is path:line:text (context lines path-line-text, groups split by --), files in path
+order, so daily logs come in date order. Ranked output is best first, with the score and date.
+--since/--until filter dated files (log/, archive/) by the date in their name; other files stay.
+A pattern that starts with '-' works when it is not one of the options above; after -- always.
+Exit codes: 0 found, 1 nothing found (no output), 2 bad input (bad regex, glob or date).";
+
+/// Search memory: exact lines (grep, the default) or the best lines for a question (ranked).
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// What to look for: literal text (grep), a regex (--regex) or words (--mode ranked).
+    #[arg(allow_hyphen_values = true)]
+    pub pattern: String,
+
+    /// grep: lines containing the pattern, in path order; ranked: best lines by BM25.
+    #[arg(long, default_value = "grep", value_parser = parse_mode)]
+    pub mode: Mode,
+
+    /// Treat the pattern as a regular expression (grep mode).
+    #[arg(long)]
+    pub regex: bool,
+
+    /// Match case exactly (grep mode).
+    #[arg(short = 's', long = "case-sensitive")]
+    pub case_sensitive: bool,
+
+    /// Show N lines of context around each match (grep mode).
+    #[arg(short = 'C', long = "context", value_name = "N", default_value_t = 0)]
+    pub context: usize,
+
+    /// Print at most N result lines (context lines count) [default: unlimited; ranked 10].
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Leave out dated files before this day (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<Date>,
+
+    /// Leave out dated files after this day (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<Date>,
+
+    /// Only files whose path matches this glob, e.g. 'notes/**', '*.md' or a folder name.
+    #[arg(long = "path", value_name = "GLOB")]
+    pub path_glob: Option<String>,
+
+    /// Stop once the output would pass N bytes and say how many matches were left out.
+    #[arg(long, value_name = "N")]
+    pub max_bytes: Option<usize>,
+
+    /// Print one JSON object per result line: {"path","line","text"} plus "score", "date".
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse::<Mode>().map_err(|e| e.to_string())
+}
+
+#[derive(Serialize)]
+struct JsonHit<'a> {
+    path: &'a str,
+    line: u64,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    date: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    context: bool,
+}
+
+fn json_line(h: &SearchHit) -> Result<String, CliError> {
+    serde_json::to_string(&JsonHit {
+        path: &h.path,
+        line: h.line,
+        text: &h.text,
+        score: h.score.map(|s| (s * 1000.0).round() / 1000.0),
+        date: h.date.as_deref(),
+        context: h.is_context,
+    })
+    .map_err(|e| CliError {
+        message: format!("cannot encode json: {e}"),
+        code: exit::FAILURE,
+    })
+}
+
+/// Runs `search`.
+pub fn run(a: Args, env: &Env) -> CliResult {
+    let req = SearchRequest {
+        pattern: a.pattern,
+        mode: a.mode,
+        regex: a.regex,
+        case_sensitive: a.case_sensitive,
+        context: a.context,
+        limit: a.limit,
+        since: a.since,
+        until: a.until,
+        path_glob: a.path_glob,
+        max_bytes: a.max_bytes,
+    };
+    let found = env.open()?.search(&req)?;
+    if found.is_empty() {
+        return Err(CliError::silent(exit::NOT_FOUND));
+    }
+    let mut text = String::new();
+    let mut prev: Option<&SearchHit> = None;
+    for h in &found.hits {
+        if a.json {
+            text.push_str(&json_line(h)?);
+        } else {
+            let gap = prev.is_some_and(|p| p.path != h.path || p.line + 1 != h.line);
+            if req.context > 0 && gap {
+                text.push_str("--\n");
+            }
+            text.push_str(&h.render());
+            if let Some(score) = h.score {
+                let _ = write!(text, "  [score {score:.2}");
+                if let Some(d) = &h.date {
+                    let _ = write!(text, ", {d}");
+                }
+                text.push(']');
+            }
+        }
+        text.push('\n');
+        prev = Some(h);
+    }
+    if let Some(t) = found.trailer() {
+        if a.json {
+            eprintln!("memdir: {t}");
+        } else {
+            text.push_str(&t);
+            text.push('\n');
+        }
+    }
+    out(&text)
+}

@@ -1,0 +1,293 @@
+//! The keyword index: `.memdir/search.sqlite`, SQLite FTS5 tables of pre-stemmed terms.
+//!
+//! It is a cache and never the source of truth. Every ranked search first brings it up to date
+//! with the files: a file whose size and modification time are unchanged is trusted, any other
+//! is read and hashed, and re-indexed only if its content hash changed; files that are gone are
+//! dropped. A missing, corrupt or out-of-date index (schema or tokenizer version) is rebuilt
+//! from the files; a folder where it cannot be written gets a throwaway in-memory index.
+//!
+//! Tables: `files(id, path, size, mtime_ns, hash, date)`; `lines`, an FTS5 table with one row
+//! per non-blank line (`body` terms, `speaker` terms, `near` terms of the lines around it, and
+//! unindexed `file_id`, `line`, `text`); `docs`, an FTS5 table with one row per file (all its
+//! terms), so a line can be scored together with the file (the day) it sits in.
+
+use super::grep::line_text;
+use super::walk::FileRef;
+use crate::error::Error;
+use memdir_core::tokenize::{self, Tokenizer, split_line};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+/// The index file's name inside `.memdir/`.
+pub(crate) const INDEX_FILE: &str = "search.sqlite";
+
+/// Bump when the tables or what goes into them change.
+const SCHEMA: u32 = 1;
+
+/// Files bigger than this are indexed by their first this-many bytes only.
+const MAX_INDEXED_BYTES: usize = 8 << 20;
+
+const CREATE: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    date TEXT
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS lines USING fts5(
+    body, speaker, near, file_id UNINDEXED, line UNINDEXED, text UNINDEXED,
+    tokenize = 'unicode61 remove_diacritics 0', detail = 'column'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
+    body, file_id UNINDEXED,
+    tokenize = 'unicode61 remove_diacritics 0', detail = 'none'
+);
+";
+
+fn db_err(e: rusqlite::Error) -> Error {
+    Error::Store(crate::store::StoreError::Backend(format!(
+        "search index: {e}; delete .memdir/{INDEX_FILE} to rebuild it"
+    )))
+}
+
+fn version_tag() -> String {
+    format!("{SCHEMA}.{}", tokenize::VERSION)
+}
+
+/// An open, up-to-date index.
+pub(crate) struct Index {
+    pub conn: Connection,
+}
+
+/// Where the index of a folder lives.
+pub(crate) fn index_path(root: &Path) -> PathBuf {
+    root.join(crate::folder::META_DIR).join(INDEX_FILE)
+}
+
+impl Index {
+    /// Opens (creating or rebuilding as needed) the index of the folder at `root`.
+    pub fn open(root: &Path) -> Result<Index, Error> {
+        let path = index_path(root);
+        let on_disk = std::fs::create_dir_all(root.join(crate::folder::META_DIR))
+            .ok()
+            .and_then(|()| open_checked(&path).ok());
+        let conn = match on_disk {
+            Some(c) => c,
+            None => {
+                // Corrupt or unreadable: start over, or fall back to memory if the folder is
+                // read-only. The files are the truth; the index is only a cache.
+                let _ = std::fs::remove_file(&path);
+                match open_checked(&path) {
+                    Ok(c) => c,
+                    Err(_) => {
+                        let c = Connection::open_in_memory().map_err(db_err)?;
+                        init(&c)?;
+                        c
+                    }
+                }
+            }
+        };
+        Ok(Index { conn })
+    }
+
+    /// Drops everything, so the next sync reads every file again.
+    pub fn clear(&mut self) -> Result<(), Error> {
+        self.conn
+            .execute_batch("DELETE FROM files; DELETE FROM lines; DELETE FROM docs;")
+            .map_err(db_err)
+    }
+
+    /// Brings the index up to date with `files` (every file of the folder).
+    pub fn sync(&mut self, files: &[FileRef], tok: &Tokenizer) -> Result<SyncStats, Error> {
+        let mut stats = SyncStats::default();
+        let mut known: HashMap<String, (i64, i64, i64, String)> = HashMap::new();
+        {
+            let mut st = self
+                .conn
+                .prepare("SELECT path, id, size, mtime_ns, hash FROM files")
+                .map_err(db_err)?;
+            let rows = st
+                .query_map([], |r| {
+                    Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+                })
+                .map_err(db_err)?;
+            for row in rows {
+                let (p, v) = row.map_err(db_err)?;
+                known.insert(p, v);
+            }
+        }
+        let tx = self.conn.transaction().map_err(db_err)?;
+        for f in files {
+            let Ok(meta) = std::fs::symlink_metadata(&f.abs) else {
+                continue;
+            };
+            let size = i64::try_from(meta.len()).unwrap_or(i64::MAX);
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+            let old = known.remove(&f.rel);
+            if let Some((_, s, m, _)) = &old
+                && *s == size
+                && *m == mtime
+            {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&f.abs) else {
+                continue;
+            };
+            let hash = content_hash(&bytes);
+            if let Some((id, _, _, h)) = &old
+                && *h == hash
+            {
+                tx.execute(
+                    "UPDATE files SET size = ?1, mtime_ns = ?2 WHERE id = ?3",
+                    params![size, mtime, id],
+                )
+                .map_err(db_err)?;
+                continue;
+            }
+            if let Some((id, ..)) = &old {
+                delete_file(&tx, *id)?;
+            }
+            tx.execute(
+                "INSERT INTO files(path, size, mtime_ns, hash, date) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![f.rel, size, mtime, hash, f.date_string()],
+            )
+            .map_err(db_err)?;
+            let id = tx.last_insert_rowid();
+            add_lines(&tx, id, &bytes, tok)?;
+            stats.indexed += 1;
+        }
+        for (_, (id, ..)) in known {
+            delete_file(&tx, id)?;
+            stats.removed += 1;
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(stats)
+    }
+}
+
+/// What a sync changed.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct SyncStats {
+    /// Files (re)indexed.
+    pub indexed: usize,
+    /// Files dropped because they are gone.
+    pub removed: usize,
+}
+
+fn open_checked(path: &Path) -> Result<Connection, Error> {
+    let c = Connection::open(path).map_err(db_err)?;
+    c.busy_timeout(Duration::from_secs(10)).map_err(db_err)?;
+    c.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+        .map_err(db_err)?;
+    let tag: Option<String> = c
+        .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
+            r.get(0)
+        })
+        .optional()
+        .unwrap_or(None);
+    if tag.as_deref() != Some(version_tag().as_str()) {
+        c.execute_batch(
+            "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files;
+             DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS docs;",
+        )
+        .map_err(db_err)?;
+        init(&c)?;
+    }
+    Ok(c)
+}
+
+fn init(c: &Connection) -> Result<(), Error> {
+    c.execute_batch(CREATE).map_err(db_err)?;
+    c.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('version', ?1)",
+        [version_tag()],
+    )
+    .map_err(db_err)?;
+    Ok(())
+}
+
+fn delete_file(tx: &Connection, id: i64) -> Result<(), Error> {
+    tx.execute("DELETE FROM lines WHERE file_id = ?1", [id])
+        .map_err(db_err)?;
+    tx.execute("DELETE FROM docs WHERE file_id = ?1", [id])
+        .map_err(db_err)?;
+    tx.execute("DELETE FROM files WHERE id = ?1", [id])
+        .map_err(db_err)?;
+    Ok(())
+}
+
+/// FNV-1a, 64 bits: a content fingerprint for change detection, not a security boundary.
+fn content_hash(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}:{}", bytes.len())
+}
+
+fn add_lines(tx: &Connection, id: i64, bytes: &[u8], tok: &Tokenizer) -> Result<(), Error> {
+    // Binary files hold no lines worth ranking.
+    if bytes.iter().take(8192).any(|b| *b == 0) {
+        tx.execute(
+            "INSERT INTO docs(body, file_id) VALUES ('', ?1)",
+            [id],
+        )
+        .map_err(db_err)?;
+        return Ok(());
+    }
+    let bytes = &bytes[..bytes.len().min(MAX_INDEXED_BYTES)];
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let bodies: Vec<Vec<String>> = lines
+        .iter()
+        .map(|l| tok.terms(split_line(l).body))
+        .collect();
+    let mut st = tx
+        .prepare_cached(
+            "INSERT INTO lines(body, speaker, near, file_id, line, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(db_err)?;
+    let mut all = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if bodies[i].is_empty() && line.trim().is_empty() {
+            continue;
+        }
+        let speaker = tok.terms(split_line(line).speaker).join(" ");
+        let body = bodies[i].join(" ");
+        let mut near = Vec::new();
+        if i > 0 {
+            near.extend(bodies[i - 1].iter().map(String::as_str));
+        }
+        if let Some(next) = bodies.get(i + 1) {
+            near.extend(next.iter().map(String::as_str));
+        }
+        let line_no = i64::try_from(i + 1).unwrap_or(i64::MAX);
+        st.execute(params![
+            body,
+            speaker,
+            near.join(" "),
+            id,
+            line_no,
+            line_text(line.as_bytes())
+        ])
+        .map_err(db_err)?;
+        all.push_str(&body);
+        all.push(' ');
+    }
+    tx.execute(
+        "INSERT INTO docs(body, file_id) VALUES (?1, ?2)",
+        params![all, id],
+    )
+    .map_err(db_err)?;
+    Ok(())
+}

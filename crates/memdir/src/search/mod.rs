@@ -1,0 +1,240 @@
+//! Search over a memory folder: `grep` (literal by default, exact, in path order) and `ranked`
+//! (BM25 over lines, for questions in natural language).
+//!
+//! Both modes walk the real folder (the store's [`local_root`](crate::Store::local_root)), never
+//! enter `.memdir/` or `.git/`, read dated files (`log/`, `archive/`) by the date in their name,
+//! and return the same [`SearchHit`] values, so every front end prints them the same way.
+//!
+//! ```
+//! use memdir::{Clock, Memory};
+//! use memdir::search::{Mode, SearchRequest};
+//! let dir = tempfile::tempdir().unwrap();
+//! let clock = Clock::fixed("2026-11-30T09:15:00Z".parse().unwrap(), jiff::tz::TimeZone::UTC);
+//! let mem = Memory::init(dir.path(), clock).unwrap();
+//! mem.log("moved the price to ($5) after the C++ rewrite").unwrap();
+//! let found = mem.search(&SearchRequest::new("price ($5)")).unwrap();
+//! assert_eq!(found.hits[0].path, "log/2026-11-30.md");
+//! let mut req = SearchRequest::new("prices rewritten");
+//! req.mode = Mode::Ranked;
+//! assert_eq!(mem.search(&req).unwrap().hits.len(), 1);
+//! ```
+
+mod grep;
+mod index;
+mod ranked;
+mod walk;
+
+use crate::error::Error;
+use crate::memory::Memory;
+use jiff::civil::Date;
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// The output budget front ends for agents apply when the caller gives none, in bytes of
+/// rendered `path:line:text` lines: enough for a screenful, small enough for a context window.
+pub const DEFAULT_AGENT_MAX_BYTES: usize = 4000;
+
+/// How many lines ranked mode returns when the request sets no limit.
+pub const DEFAULT_RANKED_LIMIT: usize = 10;
+
+/// How a pattern is matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Exact lines that contain the pattern (a literal unless `regex` is set), in path order.
+    #[default]
+    Grep,
+    /// The best lines for the words of a question, by BM25 score.
+    Ranked,
+}
+
+impl FromStr for Mode {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Mode, Error> {
+        match s {
+            "grep" => Ok(Mode::Grep),
+            "ranked" => Ok(Mode::Ranked),
+            other => Err(Error::Invalid(format!(
+                "unknown search mode {other:?}: use grep or ranked"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Grep => "grep",
+            Mode::Ranked => "ranked",
+        })
+    }
+}
+
+/// One search, as every front end asks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchRequest {
+    /// What to look for: a literal (grep), a regular expression (grep with `regex`), or words.
+    pub pattern: String,
+    /// Grep or ranked.
+    pub mode: Mode,
+    /// Treat the pattern as a regular expression (grep mode only).
+    pub regex: bool,
+    /// Match case exactly (grep mode; ranked mode always folds case).
+    pub case_sensitive: bool,
+    /// Lines of context before and after each grep match.
+    pub context: usize,
+    /// The most result lines (context lines count); `None` is unlimited for grep and
+    /// [`DEFAULT_RANKED_LIMIT`] for ranked.
+    pub limit: Option<usize>,
+    /// Leave out dated files before this day (files without a date are kept).
+    pub since: Option<Date>,
+    /// Leave out dated files after this day (files without a date are kept).
+    pub until: Option<Date>,
+    /// Only files whose path from the root matches this glob (`notes/**`, `*.md`); a plain
+    /// folder name such as `log` also matches everything under it.
+    pub path_glob: Option<String>,
+    /// Stop once the rendered lines would pass this many bytes; `None` is unlimited.
+    pub max_bytes: Option<usize>,
+}
+
+impl SearchRequest {
+    /// A grep for `pattern`: literal, case-insensitive, no context, no limits.
+    pub fn new(pattern: impl Into<String>) -> SearchRequest {
+        SearchRequest {
+            pattern: pattern.into(),
+            mode: Mode::Grep,
+            regex: false,
+            case_sensitive: false,
+            context: 0,
+            limit: None,
+            since: None,
+            until: None,
+            path_glob: None,
+            max_bytes: None,
+        }
+    }
+}
+
+/// One result line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// The file, relative to the root (`log/2026-11-30.md`).
+    pub path: String,
+    /// The line number, from 1.
+    pub line: u64,
+    /// The line's text (invalid UTF-8 replaced, very long lines cut).
+    pub text: String,
+    /// The ranked score (higher is better); `None` in grep mode.
+    pub score: Option<f64>,
+    /// The date in a dated file's name, `YYYY-MM-DD`.
+    pub date: Option<String>,
+    /// True for a context line around a match rather than a match.
+    pub is_context: bool,
+}
+
+impl SearchHit {
+    /// The line as `path:line:text` (a match) or `path-line-text` (a context line).
+    pub fn render(&self) -> String {
+        let sep = if self.is_context { '-' } else { ':' };
+        format!("{}{sep}{}{sep}{}", self.path, self.line, self.text)
+    }
+}
+
+/// What a search found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SearchOutcome {
+    /// The result lines, in path order (grep) or best first (ranked).
+    pub hits: Vec<SearchHit>,
+    /// Matches found but left out by the output budget or the limit.
+    pub omitted: usize,
+}
+
+impl SearchOutcome {
+    /// The last line to print when matches were left out, or `None` when nothing was.
+    pub fn trailer(&self) -> Option<String> {
+        match self.omitted {
+            0 => None,
+            n => Some(format!(
+                "... {n} more {} left out by the output budget: narrow with --path/--since or raise --max-bytes/--limit",
+                if n == 1 { "match" } else { "matches" }
+            )),
+        }
+    }
+
+    /// True when nothing matched at all (not even a match left out by the budget).
+    pub fn is_empty(&self) -> bool {
+        self.hits.is_empty() && self.omitted == 0
+    }
+}
+
+/// Keeps the rendered size and line count of results under the request's budget.
+struct Budget {
+    max_bytes: usize,
+    max_lines: usize,
+    bytes: usize,
+    lines: usize,
+}
+
+impl Budget {
+    fn new(max_bytes: Option<usize>, max_lines: Option<usize>) -> Budget {
+        Budget {
+            max_bytes: max_bytes.unwrap_or(usize::MAX),
+            max_lines: max_lines.unwrap_or(usize::MAX),
+            bytes: 0,
+            lines: 0,
+        }
+    }
+
+    /// Takes room for `hit` if it fits.
+    fn take(&mut self, hit: &SearchHit) -> bool {
+        // path + sep + line number + sep + text + newline
+        let cost = hit.path.len() + hit.text.len() + 3 + digits(hit.line);
+        if self.lines >= self.max_lines || self.bytes.saturating_add(cost) > self.max_bytes {
+            return false;
+        }
+        self.lines += 1;
+        self.bytes += cost;
+        true
+    }
+}
+
+fn digits(mut n: u64) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+impl Memory {
+    /// Searches the memory folder.
+    ///
+    /// Fails with [`Error::Invalid`] on a bad regular expression, glob or empty pattern, or when
+    /// the store has no local folder to search.
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchOutcome, Error> {
+        let root = self
+            .store()
+            .local_root()
+            .ok_or_else(|| Error::Invalid("search needs a local folder".to_string()))?;
+        if req.pattern.is_empty() {
+            return Err(Error::Invalid(
+                "the search pattern is empty: give the words or text to look for".to_string(),
+            ));
+        }
+        if let (Some(s), Some(u)) = (req.since, req.until)
+            && s > u
+        {
+            return Err(Error::Invalid(format!(
+                "--since {s} is after --until {u}: swap them"
+            )));
+        }
+        let scope = walk::Scope::new(req)?;
+        match req.mode {
+            Mode::Grep => grep::search(root, &scope, req),
+            Mode::Ranked => ranked::search(root, &scope, req),
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Which files a search reads: everything under the root except memdir's and git's folders
+//! and temp files of writes in progress, narrowed by `--path` and, for dated files, by
+//! `--since`/`--until`, in path order (so daily logs come in date order).
+
+use super::SearchRequest;
+use crate::error::Error;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use jiff::civil::Date;
+use memdir_core::log::date_of_file_name;
+use memdir_core::path::RESERVED;
+use std::path::{Path, PathBuf};
+
+/// Top folders whose files are named by their date.
+const DATED_DIRS: [&str; 2] = ["log", "archive"];
+
+/// The filters of one search, checked once up front so a bad glob fails before any I/O.
+pub(crate) struct Scope {
+    glob: Option<GlobSet>,
+    since: Option<Date>,
+    until: Option<Date>,
+}
+
+/// A file to search.
+#[derive(Debug, Clone)]
+pub(crate) struct FileRef {
+    /// Path from the root with `/` separators.
+    pub rel: String,
+    /// Path on disk.
+    pub abs: PathBuf,
+    /// The date in a dated file's name.
+    pub date: Option<Date>,
+}
+
+impl FileRef {
+    /// The date as `YYYY-MM-DD`.
+    pub fn date_string(&self) -> Option<String> {
+        self.date.map(|d| d.to_string())
+    }
+}
+
+impl Scope {
+    /// Compiles the request's filters.
+    pub fn new(req: &SearchRequest) -> Result<Scope, Error> {
+        let glob = match req.path_glob.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(g) => Some(compile_glob(g)?),
+        };
+        Ok(Scope {
+            glob,
+            since: req.since,
+            until: req.until,
+        })
+    }
+
+    fn keeps(&self, rel: &str, date: Option<Date>) -> bool {
+        if let Some(g) = &self.glob
+            && !g.is_match(rel)
+        {
+            return false;
+        }
+        match date {
+            Some(d) => self.since.is_none_or(|s| d >= s) && self.until.is_none_or(|u| d <= u),
+            None => true,
+        }
+    }
+}
+
+fn compile_glob(g: &str) -> Result<GlobSet, Error> {
+    let g = g.trim_start_matches("/memories/").trim_start_matches("./");
+    let g = g.trim_end_matches('/');
+    let bad = |e: globset::Error| {
+        Error::Invalid(format!(
+            "bad --path glob {g:?}: {e}; use a glob like notes/** or *.md"
+        ))
+    };
+    let mut set = GlobSetBuilder::new();
+    for pat in [g.to_string(), format!("{g}/**")] {
+        set.add(
+            GlobBuilder::new(&pat)
+                .literal_separator(false)
+                .backslash_escape(true)
+                .build()
+                .map_err(bad)?,
+        );
+    }
+    set.build().map_err(bad)
+}
+
+/// The date of a file under a dated folder, from its name.
+pub(crate) fn date_of(rel: &str) -> Option<Date> {
+    let top = rel.split('/').next()?;
+    if !DATED_DIRS.contains(&top) {
+        return None;
+    }
+    date_of_file_name(rel.rsplit('/').next()?)
+}
+
+/// Every regular file in scope, sorted by path. Symlinks are not followed, so nothing outside
+/// the root is ever read.
+pub(crate) fn files(root: &Path, scope: &Scope) -> Result<Vec<FileRef>, Error> {
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            let internal = e.depth() > 0
+                && (RESERVED.contains(&name.as_ref())
+                    || (name.starts_with('.') && name.ends_with(".tmp")));
+            !internal
+        })
+        .build();
+    let mut out = Vec::new();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            // A file that vanished or cannot be read mid-walk is skipped, like grep -s.
+            Err(_) => continue,
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(rel) = rel.to_str() else {
+            continue;
+        };
+        let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
+        let date = date_of(&rel);
+        if scope.keeps(&rel, date) {
+            out.push(FileRef {
+                abs: entry.into_path(),
+                rel,
+                date,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(out)
+}
