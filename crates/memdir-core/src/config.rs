@@ -7,19 +7,93 @@
 //!
 //! [scratch]
 //! default_ttl = "60m"
+//!
+//! [index]
+//! max_lines = 200
+//! max_bytes = 25600
+//!
+//! [state]
+//! max_lines = 100
+//! max_bytes = 16384
+//! archive_after = "30d"
 //! ```
 
 use crate::caps::Cap;
 use serde::{Deserialize, Serialize};
 
 /// All settings, with defaults for whatever the file leaves out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// The cap on `core.md`.
     pub core: CoreConfig,
     /// Scratch settings.
     pub scratch: ScratchConfig,
+    /// The cap on the index, `MEMORY.md`.
+    pub index: IndexConfig,
+    /// The cap on `state.md` and when its lines are archived.
+    pub state: StateConfig,
+}
+
+/// The cap on the generated index, `MEMORY.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexConfig {
+    /// Most lines allowed.
+    pub max_lines: usize,
+    /// Most bytes allowed.
+    pub max_bytes: usize,
+}
+
+impl IndexConfig {
+    /// The cap these settings give.
+    pub fn cap(&self) -> Cap {
+        Cap {
+            max_lines: self.max_lines,
+            max_bytes: self.max_bytes,
+        }
+    }
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            max_lines: 200,
+            max_bytes: 25 * 1024,
+        }
+    }
+}
+
+/// The cap on `state.md`, and the age at which `sweep` archives its entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StateConfig {
+    /// Most lines allowed.
+    pub max_lines: usize,
+    /// Most bytes allowed.
+    pub max_bytes: usize,
+    /// Entries dated more than this long ago move to the archive on `sweep`, e.g. `30d`.
+    pub archive_after: String,
+}
+
+impl StateConfig {
+    /// The cap these settings give.
+    pub fn cap(&self) -> Cap {
+        Cap {
+            max_lines: self.max_lines,
+            max_bytes: self.max_bytes,
+        }
+    }
+}
+
+impl Default for StateConfig {
+    fn default() -> Self {
+        StateConfig {
+            max_lines: 100,
+            max_bytes: 16 * 1024,
+            archive_after: "30d".to_string(),
+        }
+    }
 }
 
 /// The cap on `core.md`.
@@ -59,15 +133,6 @@ pub struct ScratchConfig {
     pub default_ttl: String,
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            core: CoreConfig::default(),
-            scratch: ScratchConfig::default(),
-        }
-    }
-}
-
 impl Default for ScratchConfig {
     fn default() -> Self {
         ScratchConfig {
@@ -86,6 +151,14 @@ impl Config {
         if cfg.core.max_lines == 0 || cfg.core.max_bytes == 0 {
             return Err("bad .memdir/config.toml: core caps must be above zero".to_string());
         }
+        if cfg.index.max_lines == 0 || cfg.index.max_bytes == 0 {
+            return Err("bad .memdir/config.toml: index caps must be above zero".to_string());
+        }
+        if cfg.state.max_lines == 0 || cfg.state.max_bytes == 0 {
+            return Err("bad .memdir/config.toml: state caps must be above zero".to_string());
+        }
+        crate::duration::parse_ttl(&cfg.state.archive_after)
+            .map_err(|e| format!("bad .memdir/config.toml: state.archive_after: {e}"))?;
         Ok(cfg)
     }
 
@@ -97,6 +170,14 @@ impl Config {
              [core]\n# max_lines = {}\n# max_bytes = {}\n\n\
              [scratch]\n# default_ttl = \"{}\"\n",
             d.core.max_lines, d.core.max_bytes, d.scratch.default_ttl
+        ) + &format!(
+            "\n[index]\n# max_lines = {}\n# max_bytes = {}\n\n\
+             [state]\n# max_lines = {}\n# max_bytes = {}\n# archive_after = \"{}\"\n",
+            d.index.max_lines,
+            d.index.max_bytes,
+            d.state.max_lines,
+            d.state.max_bytes,
+            d.state.archive_after
         )
     }
 }
@@ -123,5 +204,12 @@ mod tests {
         assert!(e.contains("max_line"), "{e}");
         assert!(!e.contains('\n'));
         assert!(Config::from_toml("[scratch]\ndefault_ttl = \"soon\"\n").is_err());
+        let c =
+            Config::from_toml("[index]\nmax_lines = 3\n[state]\narchive_after = \"7d\"\n").unwrap();
+        assert_eq!(c.index.cap().max_lines, 3);
+        assert_eq!(c.index.max_bytes, 25 * 1024);
+        assert_eq!(c.state.archive_after, "7d");
+        assert!(Config::from_toml("[state]\narchive_after = \"never\"\n").is_err());
+        assert!(Config::from_toml("[index]\nmax_lines = 0\n").is_err());
     }
 }

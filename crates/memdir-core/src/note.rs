@@ -1,0 +1,814 @@
+//! Notes: Markdown files with a YAML frontmatter block, and the index (`MEMORY.md`) built from
+//! them.
+//!
+//! ```text
+//! ---
+//! name: payment-retry-policy
+//! description: retry queue must never re-attempt a captured payment
+//! type: project
+//! ---
+//! The retry worker treats 'captured' as terminal. Related: [[refund-flow]]
+//! ```
+//!
+//! Parsing never fails: a file without frontmatter is all body, and a file whose frontmatter is
+//! broken keeps its text and carries the problems in [`Note::errors`], so it stays readable and
+//! searchable while lint reports it. The frontmatter is kept as its original lines, split into one
+//! entry per top-level key, so rewriting one key leaves every other byte of the file (unknown keys,
+//! comments, the body) exactly as it was.
+
+use crate::scratch::validate_slug;
+use jiff::civil::Date;
+use serde::Serialize;
+
+/// The folder `memdir note new` writes notes into.
+pub const NOTES_DIR: &str = "notes";
+/// The generated index at the root, loaded right after core.
+pub const INDEX_FILE: &str = "MEMORY.md";
+/// Root files that are never notes.
+pub const NOT_NOTE_FILES: [&str; 3] = ["core.md", INDEX_FILE, "state.md"];
+/// Top-level folders whose files are never notes.
+pub const NOT_NOTE_DIRS: [&str; 6] = [
+    "log",
+    "scratch",
+    "archive",
+    "offload",
+    "proposals",
+    ".memdir",
+];
+/// The order of type groups in the index; other types follow alphabetically, then untyped notes.
+pub const TYPE_ORDER: [&str; 4] = ["user", "feedback", "project", "reference"];
+/// The heading of index entries whose note has no `type`.
+pub const UNTYPED: &str = "other";
+
+/// True when a path (relative to the root, `/`-separated) names a note: a `.md` file that is not
+/// `core.md`, `MEMORY.md` or `state.md` at the root and not inside `log/`, `scratch/`, `archive/`,
+/// `offload/` or `proposals/`.
+pub fn is_note_path(path: &str) -> bool {
+    if !path.ends_with(".md") || path.len() <= 3 {
+        return false;
+    }
+    match path.split_once('/') {
+        None => !NOT_NOTE_FILES.contains(&path),
+        Some((top, _)) => !NOT_NOTE_DIRS.contains(&top),
+    }
+}
+
+/// Checks a note name as `memdir note new` takes it: one or more slugs joined by `/`
+/// (`people/priya`), at most 200 bytes.
+pub fn validate_note_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 200 {
+        return Err(format!(
+            "bad note name {name:?}: use lowercase slugs joined by `/`, like `people/priya`"
+        ));
+    }
+    for part in name.split('/') {
+        validate_slug(part).map_err(|_| {
+            format!(
+                "bad note name {name:?}: use lowercase letters, digits and dashes, with `/` between folders, like `people/priya`"
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The path `memdir note new` writes for a name: `notes/<name>.md`.
+pub fn note_path(name: &str) -> String {
+    format!("{NOTES_DIR}/{name}.md")
+}
+
+/// A problem with a note's frontmatter, at a 1-based line of the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FrontError {
+    /// The line of the file the problem is on.
+    pub line: usize,
+    /// What is wrong, one lowercase line.
+    pub message: String,
+}
+
+/// The frontmatter keys memdir knows. Every one is optional in the file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Meta {
+    /// The note's name, what `[[links]]` resolve first.
+    pub name: Option<String>,
+    /// One line saying what the note holds; shown in the index.
+    pub description: Option<String>,
+    /// The kind of note (`user`, `feedback`, `project`, `reference`, or any word).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// When the note was created, as written.
+    pub created: Option<String>,
+    /// When the note was last changed, as written.
+    pub updated: Option<String>,
+    /// Tags, from a list or a single string.
+    pub tags: Vec<String>,
+    /// The day after which `sweep` moves the note to the archive.
+    #[serde(serialize_with = "date_as_text")]
+    pub expires: Option<Date>,
+    /// Where the note's content came from.
+    pub source: Option<String>,
+    /// How far the content can be trusted.
+    pub trust: Option<String>,
+    /// Names of notes this one replaces.
+    pub supersedes: Vec<String>,
+}
+
+/// One top-level entry of the frontmatter block: a key line and the lines that continue it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    /// The key, or `None` for comments and blank lines before the first key.
+    key: Option<String>,
+    /// The entry's lines exactly as in the file, each ending with its newline.
+    text: String,
+    /// The 1-based line of the file the entry starts on.
+    line: usize,
+}
+
+/// A frontmatter block as its original lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frontmatter {
+    open: String,
+    entries: Vec<Entry>,
+    close: String,
+}
+
+impl Frontmatter {
+    /// The block's YAML text, between the delimiter lines.
+    pub fn yaml(&self) -> String {
+        self.entries.iter().map(|e| e.text.as_str()).collect()
+    }
+
+    /// The top-level keys, in file order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().filter_map(|e| e.key.as_deref())
+    }
+
+    /// The raw text of one top-level entry (its key line and continuation lines), if present.
+    pub fn raw_entry(&self, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|e| e.key.as_deref() == Some(key))
+            .map(|e| e.text.as_str())
+    }
+
+    /// The 1-based file line of a key, if present.
+    pub fn line_of(&self, key: &str) -> Option<usize> {
+        self.entries
+            .iter()
+            .find(|e| e.key.as_deref() == Some(key))
+            .map(|e| e.line)
+    }
+
+    /// Sets a key to a string value, replacing only that entry's lines (or appending a line).
+    /// `key` must be a plain word such as `updated`.
+    pub fn set(&mut self, key: &str, value: &str) {
+        let text = format!("{key}: {}\n", yaml_scalar(value));
+        match self
+            .entries
+            .iter_mut()
+            .find(|e| e.key.as_deref() == Some(key))
+        {
+            Some(e) => e.text = text,
+            None => {
+                let line = self
+                    .entries
+                    .last()
+                    .map(|e| e.line + e.text.lines().count())
+                    .unwrap_or(2);
+                self.entries.push(Entry {
+                    key: Some(key.to_string()),
+                    text,
+                    line,
+                });
+            }
+        }
+    }
+}
+
+/// A parsed note: its frontmatter (if it has a block), what memdir read from it, and the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// The frontmatter block as written, or `None` when the file has none (or never closes it).
+    pub frontmatter: Option<Frontmatter>,
+    /// The known keys; empty when the block is missing or broken.
+    pub meta: Meta,
+    /// Problems with the frontmatter; empty when it is fine or absent.
+    pub errors: Vec<FrontError>,
+    /// Everything after the frontmatter, byte for byte.
+    pub body: String,
+    /// The 1-based line of the file the body starts on.
+    pub body_line: usize,
+}
+
+impl Note {
+    /// Parses a note's text. Never fails: problems land in [`Note::errors`].
+    pub fn parse(text: &str) -> Note {
+        let whole = |errors| Note {
+            frontmatter: None,
+            meta: Meta::default(),
+            errors,
+            body: text.to_string(),
+            body_line: 1,
+        };
+        let mut lines = text.split_inclusive('\n');
+        let Some(first) = lines.next() else {
+            return whole(Vec::new());
+        };
+        if first.trim_start_matches('\u{feff}').trim_end() != "---" {
+            return whole(Vec::new());
+        }
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut offset = first.len();
+        let mut line_no = 1;
+        let mut close = None;
+        for line in lines {
+            line_no += 1;
+            offset += line.len();
+            let t = line.trim_end();
+            if t == "---" || t == "..." {
+                close = Some(line.to_string());
+                break;
+            }
+            push_line(&mut entries, line, line_no);
+        }
+        let Some(close) = close else {
+            return whole(vec![FrontError {
+                line: 1,
+                message: "the frontmatter never ends: add a `---` line after it".to_string(),
+            }]);
+        };
+        let fm = Frontmatter {
+            open: first.to_string(),
+            entries,
+            close,
+        };
+        let (meta, errors) = read_meta(&fm);
+        Note {
+            frontmatter: Some(fm),
+            meta,
+            errors,
+            body: text[offset..].to_string(),
+            body_line: line_no + 1,
+        }
+    }
+
+    /// The note's text: the frontmatter block as kept, then the body.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if let Some(fm) = &self.frontmatter {
+            out.push_str(&fm.open);
+            out.push_str(&fm.yaml());
+            out.push_str(&fm.close);
+        }
+        out.push_str(&self.body);
+        out
+    }
+
+    /// True when the note has a valid frontmatter block with a name and a description, which is
+    /// what the index needs.
+    pub fn is_indexable(&self) -> bool {
+        self.frontmatter.is_some()
+            && self.errors.is_empty()
+            && self.meta.name.is_some()
+            && self.meta.description.is_some()
+    }
+}
+
+fn push_line(entries: &mut Vec<Entry>, line: &str, line_no: usize) {
+    let starts_entry = line
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_whitespace() && c != '#' && c != '-');
+    // `- item` at column 0 continues the key above it (`tags:\n- a`); so do indented lines,
+    // comments and blank lines.
+    if starts_entry || entries.is_empty() {
+        let key = starts_entry.then(|| entry_key(line));
+        entries.push(Entry {
+            key,
+            text: line.to_string(),
+            line: line_no,
+        });
+    } else if let Some(last) = entries.last_mut() {
+        last.text.push_str(line);
+    }
+}
+
+fn entry_key(line: &str) -> String {
+    let k = line.split(':').next().unwrap_or("").trim();
+    k.trim_matches(|c| c == '"' || c == '\'').to_string()
+}
+
+fn read_meta(fm: &Frontmatter) -> (Meta, Vec<FrontError>) {
+    let yaml = fm.yaml();
+    let mut meta = Meta::default();
+    let mut errors = Vec::new();
+    if yaml.trim().is_empty() {
+        return (meta, errors);
+    }
+    let map: serde_json::Map<String, serde_json::Value> =
+        match serde_saphyr::from_str::<Option<serde_json::Value>>(&yaml) {
+            Ok(Some(serde_json::Value::Object(m))) => m,
+            Ok(None) => return (meta, errors),
+            Ok(Some(_)) => {
+                errors.push(FrontError {
+                    line: 2,
+                    message: "the frontmatter is not a list of `key: value` lines".to_string(),
+                });
+                return (meta, errors);
+            }
+            Err(e) => {
+                let e = e.without_snippet();
+                let line = e.location().map(|l| l.line() as usize + 1).unwrap_or(2);
+                errors.push(FrontError {
+                    line: line.max(2),
+                    message: format!("bad yaml in the frontmatter: {}", one_line(&e.to_string())),
+                });
+                return (meta, errors);
+            }
+        };
+    let line_of = |key: &str| fm.line_of(key).unwrap_or(2);
+    let text = |key: &str, errors: &mut Vec<FrontError>| -> Option<String> {
+        match map.get(key)? {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            serde_json::Value::Bool(b) => Some(b.to_string()),
+            _ => {
+                errors.push(FrontError {
+                    line: line_of(key),
+                    message: format!("`{key}` must be one line of text, not a list or a map"),
+                });
+                None
+            }
+        }
+    };
+    meta.name = text("name", &mut errors);
+    meta.description = text("description", &mut errors);
+    meta.kind = text("type", &mut errors);
+    meta.created = text("created", &mut errors);
+    meta.updated = text("updated", &mut errors);
+    meta.source = text("source", &mut errors);
+    meta.trust = text("trust", &mut errors);
+    if let Some(e) = text("expires", &mut errors) {
+        match e.trim().parse::<Date>() {
+            Ok(d) => meta.expires = Some(d),
+            Err(_) => errors.push(FrontError {
+                line: line_of("expires"),
+                message: format!("`expires` is {e:?}, not a date: write it like 2026-12-31"),
+            }),
+        }
+    }
+    for (key, slot) in [
+        ("tags", &mut meta.tags),
+        ("supersedes", &mut meta.supersedes),
+    ] {
+        match map.get(key) {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::String(s)) => *slot = vec![s.clone()],
+            Some(serde_json::Value::Array(items)) => {
+                for item in items {
+                    match item {
+                        serde_json::Value::String(s) => slot.push(s.clone()),
+                        serde_json::Value::Number(n) => slot.push(n.to_string()),
+                        _ => {
+                            errors.push(FrontError {
+                                line: line_of(key),
+                                message: format!("`{key}` must be a list of words"),
+                            });
+                            break;
+                        }
+                    }
+                }
+            }
+            Some(_) => errors.push(FrontError {
+                line: line_of(key),
+                message: format!("`{key}` must be a list of words"),
+            }),
+        }
+    }
+    for key in ["name", "description"] {
+        if let Some(v) = match key {
+            "name" => &meta.name,
+            _ => &meta.description,
+        } && v.trim().is_empty()
+        {
+            errors.push(FrontError {
+                line: line_of(key),
+                message: format!("`{key}` is empty: write one"),
+            });
+        }
+    }
+    (meta, errors)
+}
+
+fn date_as_text<S: serde::Serializer>(d: &Option<Date>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.collect_str(d),
+        None => s.serialize_none(),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Renders a string as a YAML scalar: plain when that is unambiguous, double-quoted otherwise.
+pub fn yaml_scalar(s: &str) -> String {
+    // Words YAML 1.1 or 1.2 would read as a boolean, null or number, compared ignoring case.
+    const KEYWORDS: [&str; 13] = [
+        "true", "false", "yes", "no", "on", "off", "null", "y", "n", "nan", "inf", "infinity",
+        "none",
+    ];
+    let plain_ok = !s.is_empty()
+        && s.chars().next().is_some_and(|c| c.is_alphabetic())
+        && s.chars().all(|c| {
+            c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.' | '/' | ',' | '(' | ')' | '\'')
+        })
+        && !s.ends_with(' ')
+        && !KEYWORDS.contains(&s.to_lowercase().as_str())
+        && !s.contains(" #");
+    let iso_date = s.len() == 10 && s.parse::<Date>().is_ok();
+    if plain_ok || iso_date {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// What `memdir note new` puts in a new note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewNote<'a> {
+    /// The name (a slug path such as `people/priya`).
+    pub name: &'a str,
+    /// The one-line description.
+    pub description: &'a str,
+    /// The type, if given.
+    pub kind: Option<&'a str>,
+    /// The creation date.
+    pub created: Date,
+    /// The body text.
+    pub body: &'a str,
+}
+
+impl NewNote<'_> {
+    /// The note's text: frontmatter with name, description, type and created, then the body.
+    pub fn render(&self) -> Result<String, String> {
+        validate_note_name(self.name)?;
+        let description = self.description.trim();
+        if description.is_empty() || description.contains('\n') {
+            return Err(
+                "the description must be one non-empty line: say what the note holds".to_string(),
+            );
+        }
+        let mut out = String::from("---\n");
+        out.push_str(&format!("name: {}\n", yaml_scalar(self.name)));
+        out.push_str(&format!("description: {}\n", yaml_scalar(description)));
+        if let Some(k) = self.kind {
+            validate_slug(k).map_err(|_| {
+                format!("bad type {k:?}: use one lowercase word such as user, feedback, project or reference")
+            })?;
+            out.push_str(&format!("type: {k}\n"));
+        }
+        out.push_str(&format!("created: {}\n", self.created));
+        out.push_str("---\n");
+        out.push_str(self.body);
+        if !self.body.is_empty() && !self.body.ends_with('\n') {
+            out.push('\n');
+        }
+        Ok(out)
+    }
+}
+
+/// One line of the index: a note's name, path and description, and its type group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IndexEntry {
+    /// The note's name.
+    pub name: String,
+    /// Its path from the root.
+    pub path: String,
+    /// Its description.
+    pub description: String,
+    /// Its type, if any.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+}
+
+/// The first lines of every index.
+pub const INDEX_HEADER: &str = "# Memory index\n\nOne line per note, generated by `memdir index` from each note's frontmatter: edit the notes, not this file.\n";
+
+/// Renders the index: a header, then one `## type` section per type in [`TYPE_ORDER`], other types
+/// alphabetically, then untyped notes under [`UNTYPED`]; within a section, lines sorted by name,
+/// then path. The same notes always give the same bytes.
+pub fn render_index(entries: &[IndexEntry]) -> String {
+    let mut sorted: Vec<&IndexEntry> = entries.iter().collect();
+    sorted.sort_by(|a, b| {
+        group_rank(a.kind.as_deref())
+            .cmp(&group_rank(b.kind.as_deref()))
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    let mut out = String::from(INDEX_HEADER);
+    let mut current: Option<String> = None;
+    for e in sorted {
+        let group = group_title(e.kind.as_deref());
+        if current.as_deref() != Some(group.as_str()) {
+            out.push_str(&format!("\n## {group}\n\n"));
+            current = Some(group);
+        }
+        out.push_str(&index_line(e));
+        out.push('\n');
+    }
+    out
+}
+
+/// One index line, `- [name](path) — description`, without its newline.
+pub fn index_line(e: &IndexEntry) -> String {
+    let name = one_line(&e.name).replace('[', "\\[").replace(']', "\\]");
+    let path = e
+        .path
+        .replace(' ', "%20")
+        .replace('(', "%28")
+        .replace(')', "%29");
+    format!("- [{name}]({path}) — {}", one_line(&e.description))
+}
+
+fn group_title(kind: Option<&str>) -> String {
+    match kind.map(str::trim).filter(|k| !k.is_empty()) {
+        Some(k) => one_line(k),
+        None => UNTYPED.to_string(),
+    }
+}
+
+fn group_rank(kind: Option<&str>) -> (usize, String) {
+    match kind.map(str::trim).filter(|k| !k.is_empty()) {
+        Some(k) => match TYPE_ORDER.iter().position(|t| *t == k) {
+            Some(i) => (i, String::new()),
+            None => (TYPE_ORDER.len(), one_line(k)),
+        },
+        None => (TYPE_ORDER.len() + 1, String::new()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use jiff::civil::date;
+    use proptest::prelude::*;
+
+    #[test]
+    fn which_paths_are_notes() {
+        for yes in [
+            "notes/a.md",
+            "people/priya.md",
+            "a.md",
+            "notes/x/y.md",
+            "log.md",
+        ] {
+            assert!(is_note_path(yes), "{yes}");
+        }
+        for no in [
+            "core.md",
+            "MEMORY.md",
+            "state.md",
+            "log/2026-11-30.md",
+            "scratch/1-a.md",
+            "archive/notes/a.md",
+            "offload/x.md",
+            "proposals/p.md",
+            "notes/a.txt",
+            ".md",
+        ] {
+            assert!(!is_note_path(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn names() {
+        assert!(validate_note_name("people/priya").is_ok());
+        assert!(validate_note_name("a").is_ok());
+        for bad in ["", "People", "a//b", "/a", "a/", "../a", "a b", "a.md"] {
+            assert!(validate_note_name(bad).is_err(), "{bad}");
+        }
+        assert_eq!(note_path("people/priya"), "notes/people/priya.md");
+    }
+
+    #[test]
+    fn parses_known_keys_and_keeps_the_rest() {
+        let text = "---\nname: pay\ndescription: \"retry: never twice\"\ntype: project\ntags:\n- a\n- b\nexpires: 2026-12-01\nx-custom: {a: 1}\n# a comment\nsupersedes: old\n---\nbody [[x]]\n";
+        let n = Note::parse(text);
+        assert_eq!(n.errors, vec![]);
+        assert_eq!(n.meta.name.as_deref(), Some("pay"));
+        assert_eq!(n.meta.description.as_deref(), Some("retry: never twice"));
+        assert_eq!(n.meta.kind.as_deref(), Some("project"));
+        assert_eq!(n.meta.tags, vec!["a", "b"]);
+        assert_eq!(n.meta.expires, Some(date(2026, 12, 1)));
+        assert_eq!(n.meta.supersedes, vec!["old"]);
+        assert_eq!(n.body, "body [[x]]\n");
+        assert_eq!(n.body_line, 13);
+        assert_eq!(n.render(), text);
+        let fm = n.frontmatter.as_ref().unwrap();
+        assert_eq!(fm.raw_entry("tags"), Some("tags:\n- a\n- b\n"));
+        assert_eq!(
+            fm.raw_entry("x-custom"),
+            Some("x-custom: {a: 1}\n# a comment\n")
+        );
+        assert_eq!(fm.line_of("expires"), Some(8));
+        assert!(n.is_indexable());
+    }
+
+    #[test]
+    fn set_rewrites_one_entry_only() {
+        let text = "---\nname: a\nunknown:   [1,2]   # keep me\ndescription: old\n---\nbody\n";
+        let mut n = Note::parse(text);
+        let fm = n.frontmatter.as_mut().unwrap();
+        fm.set("description", "new: text");
+        fm.set("updated", "2026-11-30");
+        assert_eq!(
+            n.render(),
+            "---\nname: a\nunknown:   [1,2]   # keep me\ndescription: \"new: text\"\nupdated: 2026-11-30\n---\nbody\n"
+        );
+        let again = Note::parse(&n.render());
+        assert_eq!(again.meta.description.as_deref(), Some("new: text"));
+        assert_eq!(again.errors, vec![]);
+    }
+
+    #[test]
+    fn broken_and_missing_frontmatter() {
+        let n = Note::parse("just text\n");
+        assert!(n.frontmatter.is_none() && n.errors.is_empty());
+        assert_eq!(n.body, "just text\n");
+
+        let n = Note::parse("---\nname: a\nno end\n");
+        assert_eq!(n.errors[0].line, 1);
+        assert!(n.errors[0].message.contains("never ends"));
+        assert_eq!(n.body, "---\nname: a\nno end\n");
+
+        let text = "---\nname: a\ndescription: [unclosed\n---\nbody\n";
+        let n = Note::parse(text);
+        assert_eq!(n.errors.len(), 1, "{:?}", n.errors);
+        assert!(
+            n.errors[0].message.starts_with("bad yaml"),
+            "{:?}",
+            n.errors
+        );
+        assert!(!n.errors[0].message.contains('\n'));
+        assert_eq!(n.render(), text);
+        assert_eq!(n.body, "body\n");
+        assert!(!n.is_indexable());
+
+        let n = Note::parse("---\nname: a\nname: b\n---\n");
+        assert_eq!(n.errors.len(), 1, "duplicate keys are an error");
+
+        let n = Note::parse("---\n- a\n- b\n---\n");
+        assert!(n.errors[0].message.contains("key: value"));
+
+        let n = Note::parse("---\nname: a\ndescription: d\nexpires: soon\n---\n");
+        assert_eq!(n.errors[0].line, 4);
+        assert!(n.errors[0].message.contains("not a date"));
+
+        let n = Note::parse("---\nname: [a, b]\n---\n");
+        assert!(n.errors[0].message.contains("one line of text"));
+
+        let n = Note::parse("---\n---\nbody");
+        assert!(n.errors.is_empty());
+        assert_eq!(n.body, "body");
+        assert!(!n.is_indexable());
+    }
+
+    #[test]
+    fn new_note_text() {
+        let n = NewNote {
+            name: "people/priya",
+            description: "leads payments: since 2025",
+            kind: Some("user"),
+            created: date(2026, 11, 30),
+            body: "Priya.",
+        };
+        assert_eq!(
+            n.render().unwrap(),
+            "---\nname: people/priya\ndescription: \"leads payments: since 2025\"\ntype: user\ncreated: 2026-11-30\n---\nPriya.\n"
+        );
+        let parsed = Note::parse(&n.render().unwrap());
+        assert_eq!(
+            parsed.meta.description.as_deref(),
+            Some("leads payments: since 2025")
+        );
+        assert!(
+            NewNote {
+                description: " ",
+                ..n.clone()
+            }
+            .render()
+            .is_err()
+        );
+        assert!(
+            NewNote {
+                kind: Some("Big Type"),
+                ..n.clone()
+            }
+            .render()
+            .is_err()
+        );
+        assert!(NewNote { name: "Bad", ..n }.render().is_err());
+    }
+
+    #[test]
+    fn index_is_grouped_and_sorted() {
+        let e = |name: &str, kind: Option<&str>| IndexEntry {
+            name: name.to_string(),
+            path: format!("notes/{name}.md"),
+            description: format!("about {name}"),
+            kind: kind.map(str::to_string),
+        };
+        let out = render_index(&[
+            e("zeta", None),
+            e("b", Some("project")),
+            e("a", Some("project")),
+            e("me", Some("user")),
+            e("odd", Some("idea")),
+        ]);
+        let expected = format!(
+            "{INDEX_HEADER}\n## user\n\n- [me](notes/me.md) — about me\n\n## project\n\n- [a](notes/a.md) — about a\n- [b](notes/b.md) — about b\n\n## idea\n\n- [odd](notes/odd.md) — about odd\n\n## other\n\n- [zeta](notes/zeta.md) — about zeta\n"
+        );
+        assert_eq!(out, expected);
+        assert_eq!(render_index(&[]), INDEX_HEADER);
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        "x-[a-z]{1,8}".prop_map(|s| s)
+    }
+
+    fn unknown_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "([a-zA-Z0-9][a-zA-Z0-9 ,.]{0,19})?".prop_map(|s| format!(" {}", s.trim())),
+            "[a-z]{1,5}".prop_map(|s| format!(" [{s}, 1, \"two\"]   # trailing comment")),
+            "[a-z]{1,5}".prop_map(|s| format!("\n  nested: {s}\n  other: 2")),
+            "[a-z]{1,5}".prop_map(|s| format!("\n- {s}\n-   b")),
+            "[a-z][a-z ]{0,19}".prop_map(|s| format!(" |\n  {s}\n\n  more")),
+        ]
+    }
+
+    proptest! {
+        /// Parse then render gives back the same bytes, and rewriting a known key keeps the body
+        /// and every unknown key byte for byte.
+        #[test]
+        fn round_trip_keeps_unknown_keys_and_body(
+            unknown in proptest::collection::btree_map(key(), unknown_value(), 0..5),
+            description in "d\\PC{0,40}",
+            new_description in "n\\PC{0,40}",
+            body in "(\\PC|\n|\r){0,200}",
+            crlf in any::<bool>(),
+        ) {
+            let nl = if crlf { "\r\n" } else { "\n" };
+            let mut text = format!("---{nl}name: n{nl}description: {}{nl}", yaml_scalar(&description));
+            for (k, v) in &unknown {
+                text.push_str(&format!("{k}:{}{nl}", v.replace('\n', nl)));
+            }
+            text.push_str(&format!("---{nl}"));
+            text.push_str(&body);
+            let n = Note::parse(&text);
+            prop_assert_eq!(&n.errors, &vec![], "{}", text);
+            prop_assert_eq!(n.render(), text.clone());
+            prop_assert_eq!(&n.body, &body);
+            prop_assert_eq!(n.meta.description.as_deref(), Some(description.as_str()));
+
+            let mut changed = n.clone();
+            if let Some(fm) = changed.frontmatter.as_mut() {
+                fm.set("description", &new_description);
+                fm.set("updated", "2026-11-30");
+            }
+            let again = Note::parse(&changed.render());
+            prop_assert_eq!(&again.errors, &vec![]);
+            prop_assert_eq!(&again.body, &body);
+            prop_assert_eq!(again.meta.description.as_deref(), Some(new_description.as_str()));
+            let (before, after) = (n.frontmatter.unwrap(), again.frontmatter.unwrap());
+            for k in unknown.keys() {
+                prop_assert_eq!(before.raw_entry(k), after.raw_entry(k));
+            }
+        }
+
+        /// Any string survives being written as a YAML scalar and read back.
+        #[test]
+        fn yaml_scalar_round_trips(s in "\\PC{0,60}") {
+            let doc = format!("v: {}\n", yaml_scalar(&s));
+            let m: std::collections::BTreeMap<String, String> = serde_saphyr::from_str(&doc)
+                .map_err(|e| TestCaseError::fail(format!("{doc:?}: {e}")))?;
+            prop_assert_eq!(m.get("v"), Some(&s));
+        }
+    }
+}
