@@ -54,6 +54,22 @@ pub enum Command {
     Search(cmd::search::Args),
     /// Delete expired scratch notes
     Sweep(cmd::sweep::Args),
+    /// Run one tool call (default: the Anthropic memory tool) from JSON on stdin
+    Tool(cmd::tool::Args),
+    /// Serve MCP over stdin/stdout (for `claude mcp add memdir -- memdir mcp`)
+    Mcp(cmd::mcp::Args),
+    /// Serve MCP over streamable HTTP (loopback by default)
+    Serve(cmd::serve::Args),
+    /// Claude Code hooks: session-start context, pre-compact reminder
+    Hook(cmd::hook::Args),
+    /// Print the save-before-compaction turn
+    FlushPrompt(cmd::flush_prompt::Args),
+    /// Store a large output under offload/ and print a short reference
+    Offload(cmd::offload::Args),
+    /// Print a shell completion script
+    Completions(cmd::completions::Args),
+    /// Print the man page
+    Man(cmd::man::Args),
 }
 
 /// What a command needs from the environment, read once here and nowhere below.
@@ -149,5 +165,13 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Mv(a) => cmd::mv::run(a, env),
         Command::Search(a) => cmd::search::run(a, env),
         Command::Sweep(a) => cmd::sweep::run(a, env),
+        Command::Tool(a) => cmd::tool::run(a, env),
+        Command::Mcp(a) => cmd::mcp::run(a, env),
+        Command::Serve(a) => cmd::serve::run(a, env),
+        Command::Hook(a) => cmd::hook::run(a, env),
+        Command::FlushPrompt(a) => cmd::flush_prompt::run(a, env),
+        Command::Offload(a) => cmd::offload::run(a, env),
+        Command::Completions(a) => cmd::completions::run(a, env),
+        Command::Man(a) => cmd::man::run(a, env),
     }
 }

@@ -24,5 +24,5 @@ pub mod store;
 pub use clock::Clock;
 pub use error::{Error, ErrorKind};
 pub use folder::FolderStore;
-pub use memory::{Context, LogReceipt, Memory, SweepReport};
+pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport};
 pub use store::{Entry, EntryKind, Store, StoreError};

@@ -1,0 +1,33 @@
+//! `memdir mcp`
+
+use crate::app::Env;
+use crate::ui::{CliError, CliResult};
+use memdir::Memory;
+use memdir_mcp::Tools;
+use std::sync::Arc;
+
+/// Serve the memory folder to an MCP client over stdin/stdout (the client starts this command).
+/// The folder is created if it does not exist. Logs go to stderr; set MEMDIR_LOG (e.g. `info`,
+/// `rmcp=debug`) for more.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  claude mcp add memdir -- memdir mcp
+  claude mcp add memdir --env MEMDIR_ROOT=$HOME/notes/memory -- memdir mcp
+  npx @modelcontextprotocol/inspector --cli memdir mcp --method tools/list")]
+pub struct Args {}
+
+/// Opens the memory folder, creating its layout first if needed: an agent's first session
+/// should not fail for want of `memdir init`.
+pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
+    Ok(Memory::init(&env.root, env.clock.clone())?)
+}
+
+/// Runs `mcp`.
+pub fn run(_a: Args, env: &Env) -> CliResult {
+    memdir_mcp::server::init_logging(std::env::var("MEMDIR_LOG").ok().as_deref());
+    let tools = Tools::new(Arc::new(open_or_init(env)?));
+    memdir_mcp::server::serve_stdio(tools).map_err(|e| CliError {
+        message: e,
+        code: crate::ui::exit::FAILURE,
+    })
+}

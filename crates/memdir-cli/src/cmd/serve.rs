@@ -1,0 +1,79 @@
+//! `memdir serve`
+
+use crate::app::Env;
+use crate::cmd::mcp::open_or_init;
+use crate::ui::{CliError, CliResult, exit};
+use memdir_mcp::Tools;
+use memdir_mcp::http::{HttpConfig, MCP_PATH};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Serve the memory folder over MCP streamable HTTP at http://ADDR/mcp. It listens on loopback
+/// by default; a browser Origin is refused unless named with --allow-origin. With a token (from
+/// MEMDIR_TOKEN or --token-file) every request must send `Authorization: Bearer <token>`;
+/// another address than loopback needs one. The token is never printed or logged.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  memdir serve
+  memdir serve --listen 127.0.0.1:0          # pick a free port; the address is printed on stderr
+  MEMDIR_TOKEN=$(openssl rand -hex 32) memdir serve --listen 0.0.0.0:8707
+  claude mcp add --transport http memdir http://127.0.0.1:8707/mcp")]
+pub struct Args {
+    /// The address to listen on.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8707")]
+    pub listen: SocketAddr,
+    /// Read the bearer token from this file (first line); overrides MEMDIR_TOKEN.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Allow browser requests from this origin, e.g. http://localhost:5173 (repeatable).
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+}
+
+fn token(a: &Args) -> Result<Option<String>, CliError> {
+    if let Some(f) = &a.token_file {
+        let s = std::fs::read_to_string(f).map_err(|e| {
+            CliError::invalid(format!("cannot read the token file {}: {e}", f.display()))
+        })?;
+        let t = s.lines().next().unwrap_or("").trim().to_string();
+        if t.is_empty() {
+            return Err(CliError::invalid(format!(
+                "the token file {} is empty: put a long random string in it",
+                f.display()
+            )));
+        }
+        return Ok(Some(t));
+    }
+    Ok(std::env::var("MEMDIR_TOKEN")
+        .ok()
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty()))
+}
+
+/// Runs `serve`.
+pub fn run(a: Args, env: &Env) -> CliResult {
+    memdir_mcp::server::init_logging(std::env::var("MEMDIR_LOG").ok().as_deref());
+    let config = HttpConfig {
+        listen: a.listen,
+        token: token(&a)?,
+        allowed_origins: a.allow_origin.clone(),
+    };
+    memdir_mcp::http::check(&config).map_err(CliError::invalid)?;
+    let with_token = config.token.is_some();
+    let tools = Tools::new(Arc::new(open_or_init(env)?));
+    memdir_mcp::http::serve(tools, config, |addr| {
+        eprintln!(
+            "memdir: serving MCP on http://{addr}{MCP_PATH}{}",
+            if with_token {
+                " (bearer token required)"
+            } else {
+                ""
+            }
+        );
+    })
+    .map_err(|e| CliError {
+        message: e,
+        code: exit::FAILURE,
+    })
+}

@@ -1,0 +1,574 @@
+//! The tool layer every front end calls: names, descriptions and input schemas written for a
+//! model, and one [`Tools::call`] that turns arguments into a [`ToolText`].
+//!
+//! Nothing here knows MCP or any transport: arguments come in as a JSON value and the answer is
+//! text. Failures a model can fix (a bad path, a cap, an ambiguous edit) are error *results*;
+//! only a tool name that does not exist is an `Err`, because no tool ran.
+
+use crate::offload;
+use crate::{ToolText, anthropic};
+use memdir::search::{DEFAULT_AGENT_MAX_BYTES, Mode, SearchRequest};
+use memdir::{EntryKind, Memory};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The most characters of a file one `memory_read` returns; the rest is reached by line range.
+pub const READ_CHAR_CAP: usize = 16_000;
+
+/// A tool as a client lists it.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    /// The name the model calls.
+    pub name: &'static str,
+    /// A short human title.
+    pub title: &'static str,
+    /// What it does and when to use it, for the model.
+    pub description: &'static str,
+    /// The JSON Schema of its arguments (an object schema).
+    pub input_schema: Value,
+    /// True when it never changes the memory folder.
+    pub read_only: bool,
+    /// True when it may delete or overwrite what is there.
+    pub destructive: bool,
+    /// True when repeating a call with the same arguments changes nothing more.
+    pub idempotent: bool,
+}
+
+/// A call to a tool that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool {0:?}: use one of {list}", list = names().join(", "))]
+pub struct UnknownTool(pub String);
+
+/// The tool names, in listing order.
+pub fn names() -> Vec<&'static str> {
+    specs().iter().map(|s| s.name).collect()
+}
+
+/// Every tool, in listing order.
+pub fn specs() -> Vec<ToolSpec> {
+    let path = json!({"type": "string", "description": "A path inside the memory folder, e.g. notes/people.md (a leading / or /memories/ is also accepted)."});
+    let reason = json!({"type": "string", "description": "Optional: why this change is made, in a few words."});
+    vec![
+        ToolSpec {
+            name: "memory_context",
+            title: "Load memory context",
+            description: "Returns what you should know at the start of a session: core.md, yesterday's and today's log, live scratch notes, and where the rest is. Call it first in a new session or after your context was compacted.",
+            input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolSpec {
+            name: "memory_search",
+            title: "Search memory",
+            description: "Finds lines in memory files. mode=grep (default) returns lines containing the pattern (case-insensitive literal; regex=true for a regular expression) in path order; mode=ranked returns the best lines for a question in natural language. Narrow with path (a glob such as log/** or notes/*.md), since/until (YYYY-MM-DD, for dated files such as logs) and limit. Results are path:line:text; open a hit with memory_read using start_line.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "The text, regular expression or question to look for."},
+                    "mode": {"type": "string", "enum": ["grep", "ranked"], "description": "grep (default): exact lines containing the pattern. ranked: best lines for a natural-language question."},
+                    "regex": {"type": "boolean", "description": "grep mode: treat pattern as a regular expression (default false)."},
+                    "since": {"type": "string", "description": "Only dated files (logs) from this day on, YYYY-MM-DD."},
+                    "until": {"type": "string", "description": "Only dated files (logs) up to this day, YYYY-MM-DD."},
+                    "path": {"type": "string", "description": "Only files whose path matches this glob, e.g. notes/** or log/2026-11-*.md."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "The most result lines to return."}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolSpec {
+            name: "memory_read",
+            title: "Read a memory file",
+            description: "Returns a file's text, or lists a folder. Long files are cut at 16000 characters with a note saying which start_line continues; use start_line/end_line (1-based, inclusive) to read a part, e.g. around a search hit.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "start_line": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)."},
+                    "end_line": {"type": "integer", "minimum": 1, "description": "Last line to return (inclusive)."}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolSpec {
+            name: "memory_write",
+            title: "Write a memory file",
+            description: "Creates or replaces a whole file, e.g. a note under notes/. Replacing loses the old text: to change part of a file use memory_edit; to record an event use memory_log. core.md is capped and a write over the cap is refused.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "content": {"type": "string", "description": "The file's full new text."},
+                    "reason": reason
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+            destructive: true,
+            idempotent: true,
+        },
+        ToolSpec {
+            name: "memory_edit",
+            title: "Edit a memory file",
+            description: "Replaces exactly one occurrence of old with new in a file. old must appear exactly once: copy it verbatim from memory_read, with enough surrounding text to be unique. Use new=\"\" to delete the text. The usual way to update core.md.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "old": {"type": "string", "description": "The exact text to replace; must occur exactly once."},
+                    "new": {"type": "string", "description": "The replacement text (may be empty)."},
+                    "reason": reason
+                },
+                "required": ["path", "old", "new"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        },
+        ToolSpec {
+            name: "memory_log",
+            title: "Append to today's log",
+            description: "Appends one timestamped entry to today's log (log/YYYY-MM-DD.md). Use it for decisions, facts learned, results and open threads, as they happen: one short, specific line each.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {"text": {"type": "string", "description": "The entry, e.g. \"chose PostgreSQL over SQLite: need concurrent writers\"."}},
+                "required": ["text"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+        ToolSpec {
+            name: "memory_scratch",
+            title: "Write a scratch note",
+            description: "Writes a short-lived note that is shown in memory_context until it expires, then swept: plans and state for the work at hand. A note with the same name is replaced.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "A slug: lowercase letters, digits and dashes, e.g. deploy-plan."},
+                    "body": {"type": "string", "description": "The note's text."},
+                    "ttl": {"type": "string", "description": "How long it lives: 30m, 2h, 1d, or minutes as a number (default 60m)."}
+                },
+                "required": ["name", "body"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+            destructive: true,
+            idempotent: true,
+        },
+        ToolSpec {
+            name: "memory_offload",
+            title: "Offload a large output",
+            description: "Stores a large text (a long tool output, a log, a file dump) in memory and returns a short reference: its path, size, first and last lines. Keep the reference instead of the text; read parts back later with memory_read and start_line/end_line.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string", "description": "The text to store, verbatim."},
+                    "label": {"type": "string", "description": "A few words naming it, used in the file name, e.g. \"cargo test output\"."}
+                },
+                "required": ["content"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+        ToolSpec {
+            name: "memory",
+            title: "Memory directory (Anthropic memory tool)",
+            description: "The Anthropic memory tool (memory_20250818) over the memory folder, mounted at /memories. Commands: view {path, view_range?} shows a folder (2 levels) or a file with line numbers; create {path, file_text} makes a new file; str_replace {path, old_str, new_str?} replaces a unique text; insert {path, insert_line, insert_text} inserts after a line (0 = top); delete {path}; rename {old_path, new_path} (never overwrites). All paths start with /memories; /memories itself cannot be deleted or renamed.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "enum": anthropic::COMMANDS},
+                    "path": {"type": "string", "description": "A path under /memories (view, create, str_replace, insert, delete)."},
+                    "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2, "description": "view: [start_line, end_line]; end_line -1 means to the end."},
+                    "file_text": {"type": "string", "description": "create: the new file's text."},
+                    "old_str": {"type": "string", "description": "str_replace: the exact text to replace; must occur once."},
+                    "new_str": {"type": "string", "description": "str_replace: the replacement (omit to delete old_str)."},
+                    "insert_line": {"type": "integer", "description": "insert: the line to insert after; 0 inserts at the top."},
+                    "insert_text": {"type": "string", "description": "insert: the text to insert."},
+                    "old_path": {"type": "string", "description": "rename: the current path."},
+                    "new_path": {"type": "string", "description": "rename: the new path; must not exist."}
+                },
+                "required": ["command"]
+            }),
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        },
+    ]
+}
+
+/// The tool layer over one memory folder.
+#[derive(Clone)]
+pub struct Tools {
+    mem: Arc<Memory>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    pattern: String,
+    mode: Option<String>,
+    regex: Option<bool>,
+    since: Option<String>,
+    until: Option<String>,
+    path: Option<String>,
+    limit: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    path: String,
+    start_line: Option<u64>,
+    end_line: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WriteArgs {
+    path: String,
+    content: String,
+    #[allow(dead_code)]
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditArgs {
+    path: String,
+    old: String,
+    new: String,
+    #[allow(dead_code)]
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogArgs {
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScratchArgs {
+    name: String,
+    body: String,
+    ttl: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OffloadArgs {
+    content: String,
+    label: Option<String>,
+}
+
+/// Parses a tool's arguments; a missing argument object counts as `{}`.
+fn args<T: DeserializeOwned>(tool: &str, v: Value) -> Result<T, ToolText> {
+    let v = if v.is_null() { json!({}) } else { v };
+    serde_json::from_value(v).map_err(|e| {
+        ToolText::error(format!(
+            "invalid arguments for {tool}: {e}; see the tool's input schema"
+        ))
+    })
+}
+
+fn fail(e: memdir::Error) -> ToolText {
+    ToolText::error(e.to_string())
+}
+
+fn date(field: &str, v: Option<String>) -> Result<Option<jiff::civil::Date>, ToolText> {
+    v.filter(|s| !s.trim().is_empty())
+        .map(|s| {
+            s.trim().parse::<jiff::civil::Date>().map_err(|_| {
+                ToolText::error(format!(
+                    "{field} {s:?} is not a date: use YYYY-MM-DD, e.g. 2026-11-30"
+                ))
+            })
+        })
+        .transpose()
+}
+
+impl Tools {
+    /// The tools over `mem`.
+    pub fn new(mem: Arc<Memory>) -> Tools {
+        Tools { mem }
+    }
+
+    /// The memory folder underneath.
+    pub fn memory(&self) -> &Arc<Memory> {
+        &self.mem
+    }
+
+    /// Calls tool `name` with `arguments` (a JSON object).
+    pub fn call(&self, name: &str, arguments: Value) -> Result<ToolText, UnknownTool> {
+        let out = match name {
+            "memory_context" => self.context(arguments),
+            "memory_search" => self.search(arguments),
+            "memory_read" => self.read(arguments),
+            "memory_write" => self.write(arguments),
+            "memory_edit" => self.edit(arguments),
+            "memory_log" => self.log(arguments),
+            "memory_scratch" => self.scratch(arguments),
+            "memory_offload" => self.offload(arguments),
+            "memory" => Ok(anthropic::run(&self.mem, &arguments)),
+            other => return Err(UnknownTool(other.to_string())),
+        };
+        Ok(out.unwrap_or_else(|e| e))
+    }
+
+    fn context(&self, v: Value) -> Result<ToolText, ToolText> {
+        let NoArgs {} = args("memory_context", v)?;
+        Ok(ToolText::ok(self.mem.context().map_err(fail)?.render()))
+    }
+
+    fn search(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: SearchArgs = args("memory_search", v)?;
+        let mut req = SearchRequest::new(a.pattern.clone());
+        if let Some(m) = a.mode.as_deref() {
+            req.mode = m.parse::<Mode>().map_err(fail)?;
+        }
+        req.regex = a.regex.unwrap_or(false);
+        req.since = date("since", a.since)?;
+        req.until = date("until", a.until)?;
+        req.path_glob = a.path.filter(|p| !p.trim().is_empty());
+        req.limit = a.limit.map(|l| l.max(1) as usize);
+        req.max_bytes = Some(DEFAULT_AGENT_MAX_BYTES);
+        let found = self.mem.search(&req).map_err(fail)?;
+        if found.is_empty() {
+            return Ok(ToolText::ok(format!(
+                "no matches for {:?} ({} mode){}",
+                a.pattern,
+                req.mode,
+                if req.mode == Mode::Grep {
+                    ": try other words, or mode=ranked for a question"
+                } else {
+                    ": try other words"
+                }
+            )));
+        }
+        let mut out: Vec<String> = found.hits.iter().map(|h| h.render()).collect();
+        if found.omitted > 0 {
+            out.push(format!(
+                "... {} more {} left out to keep this short: narrow with path, since/until or a more specific pattern, or lower-level detail with memory_read",
+                found.omitted,
+                if found.omitted == 1 {
+                    "match"
+                } else {
+                    "matches"
+                }
+            ));
+        }
+        Ok(ToolText::ok(out.join("\n")))
+    }
+
+    fn read(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: ReadArgs = args("memory_read", v)?;
+        let listing = self.mem.ls(&a.path).map_err(fail)?;
+        let is_file = matches!(listing.as_slice(), [e] if e.kind == EntryKind::File
+            && memdir_core::path::MemPath::parse(&a.path).is_ok_and(|p| p == e.path));
+        if !is_file {
+            if listing.is_empty() {
+                return Ok(ToolText::ok(format!("{} is an empty folder", a.path)));
+            }
+            let lines: Vec<String> = listing
+                .iter()
+                .map(|e| match e.kind {
+                    EntryKind::Dir => format!("{}/", e.path),
+                    EntryKind::File => format!("{} ({} bytes)", e.path, e.size),
+                })
+                .collect();
+            return Ok(ToolText::ok(lines.join("\n")));
+        }
+        let bytes = self.mem.read(&a.path).map_err(fail)?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            ToolText::error(format!(
+                "{} is not UTF-8 text, so it cannot be shown",
+                a.path
+            ))
+        })?;
+        Ok(read_range(&a.path, &text, a.start_line, a.end_line))
+    }
+
+    fn write(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: WriteArgs = args("memory_write", v)?;
+        self.mem.write(&a.path, &a.content).map_err(fail)?;
+        Ok(ToolText::ok(format!(
+            "wrote {} ({} lines, {} bytes)",
+            a.path,
+            a.content.lines().count(),
+            a.content.len()
+        )))
+    }
+
+    fn edit(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: EditArgs = args("memory_edit", v)?;
+        self.mem.edit(&a.path, &a.old, &a.new).map_err(fail)?;
+        Ok(ToolText::ok(format!(
+            "edited {}: replaced the one occurrence",
+            a.path
+        )))
+    }
+
+    fn log(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: LogArgs = args("memory_log", v)?;
+        let r = self.mem.log(&a.text).map_err(fail)?;
+        Ok(ToolText::ok(format!(
+            "logged to {}: {}",
+            r.path,
+            r.entry.trim_end()
+        )))
+    }
+
+    fn scratch(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: ScratchArgs = args("memory_scratch", v)?;
+        let ttl = match a.ttl {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            Some(_) => {
+                return Err(ToolText::error(
+                    "ttl must be a duration such as 30m, 2h or 1d",
+                ));
+            }
+        };
+        let ttl_ms = ttl
+            .as_deref()
+            .map(memdir_core::duration::parse_ttl)
+            .transpose()
+            .map_err(ToolText::error)?;
+        let path = self.mem.scratch(&a.name, ttl_ms, &a.body).map_err(fail)?;
+        Ok(ToolText::ok(format!(
+            "wrote {path}; it shows in memory_context until it expires{}",
+            ttl.map(|t| format!(" (ttl {t})")).unwrap_or_default()
+        )))
+    }
+
+    fn offload(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: OffloadArgs = args("memory_offload", v)?;
+        let r = offload::offload(&self.mem, &a.content, a.label.as_deref()).map_err(fail)?;
+        Ok(ToolText::ok(r.render()))
+    }
+}
+
+/// Lines `start..=end` of a file (1-based), cut at [`READ_CHAR_CAP`] characters, with a note
+/// that says how to read on whenever less than the whole file is shown.
+pub fn read_range(path: &str, text: &str, start: Option<u64>, end: Option<u64>) -> ToolText {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let n = lines.len();
+    if n == 0 {
+        return ToolText::ok(format!("({path} is empty)"));
+    }
+    let start = start.unwrap_or(1).max(1);
+    if start > n as u64 {
+        return ToolText::error(format!(
+            "start_line {start} is past the end of {path}, which has {n} lines: use a start_line from 1 to {n}"
+        ));
+    }
+    let end = end.unwrap_or(n as u64).min(n as u64);
+    if end < start {
+        return ToolText::error(format!(
+            "end_line {end} is before start_line {start}: give end_line >= start_line"
+        ));
+    }
+    let (s, e) = (start as usize, end as usize);
+    let mut out = String::new();
+    let mut chars = 0usize;
+    let mut last = s - 1;
+    for line in &lines[s - 1..e] {
+        let c = line.chars().count();
+        if chars + c > READ_CHAR_CAP {
+            if last == s - 1 {
+                // A single line longer than the cap: show its start.
+                let keep = line
+                    .char_indices()
+                    .nth(READ_CHAR_CAP)
+                    .map_or(line.len(), |(i, _)| i);
+                out.push_str(&line[..keep]);
+                out.push_str(&format!(
+                    "\n[line {s} of {path} is longer than {READ_CHAR_CAP} characters and was cut]"
+                ));
+                return ToolText::ok(out);
+            }
+            break;
+        }
+        chars += c;
+        out.push_str(line);
+        last += 1;
+    }
+    if s == 1 && last == n {
+        return ToolText::ok(out);
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if last < e {
+        out.push_str(&format!(
+            "[{path}: showed lines {s}-{last} of {n}, cut at {READ_CHAR_CAP} characters; continue with start_line={}]",
+            last + 1
+        ));
+    } else if last < n {
+        out.push_str(&format!(
+            "[{path}: showed lines {s}-{last} of {n}; more with start_line={}]",
+            last + 1
+        ));
+    } else {
+        out.push_str(&format!("[{path}: showed lines {s}-{last} of {n}]"));
+    }
+    ToolText::ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_range_pages_with_hints() {
+        let text = "a\nb\nc\n";
+        assert_eq!(read_range("x.md", text, None, None), ToolText::ok(text));
+        assert_eq!(
+            read_range("x.md", text, Some(2), Some(2)).text,
+            "b\n[x.md: showed lines 2-2 of 3; more with start_line=3]"
+        );
+        assert_eq!(
+            read_range("x.md", text, Some(3), None).text,
+            "c\n[x.md: showed lines 3-3 of 3]"
+        );
+        assert!(read_range("x.md", text, Some(4), None).is_error);
+        let big = "0123456789\n".repeat(3000);
+        let out = read_range("big.md", &big, None, None).text;
+        assert!(out.len() < READ_CHAR_CAP + 200, "{}", out.len());
+        assert!(out.ends_with("continue with start_line=1455]"), "{out}");
+    }
+
+    #[test]
+    fn every_schema_is_an_object_with_known_required_fields() {
+        for s in specs() {
+            assert_eq!(s.input_schema["type"], "object", "{}", s.name);
+            let props = s.input_schema["properties"].as_object().unwrap();
+            for r in s.input_schema["required"].as_array().into_iter().flatten() {
+                assert!(props.contains_key(r.as_str().unwrap()), "{}: {r}", s.name);
+            }
+        }
+    }
+}
