@@ -50,9 +50,17 @@ pub enum Command {
     Rm(cmd::rm::Args),
     /// Move a file or folder (never overwrites)
     Mv(cmd::mv::Args),
+    /// Write a note with a frontmatter (`note new`); the index lists it
+    Note(cmd::note::Args),
+    /// Regenerate the index, MEMORY.md, from the notes' frontmatter
+    Index(cmd::index::Args),
+    /// List a note's [[links]] and backlinks
+    Links(cmd::links::Args),
+    /// Check notes, links, the index, caps and sizes; exit 2 on errors
+    Lint(cmd::lint::Args),
     /// Search memory: exact lines (grep) or the best lines for a question (ranked)
     Search(cmd::search::Args),
-    /// Delete expired scratch notes
+    /// Delete expired scratch; archive expired notes and old state.md lines
     Sweep(cmd::sweep::Args),
     /// Run one tool call (default: the Anthropic memory tool) from JSON on stdin
     Tool(cmd::tool::Args),
@@ -163,6 +171,10 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Ls(a) => cmd::ls::run(a, env),
         Command::Rm(a) => cmd::rm::run(a, env),
         Command::Mv(a) => cmd::mv::run(a, env),
+        Command::Note(a) => cmd::note::run(a, env),
+        Command::Index(a) => cmd::index::run(a, env),
+        Command::Links(a) => cmd::links::run(a, env),
+        Command::Lint(a) => cmd::lint::run(a, env),
         Command::Search(a) => cmd::search::run(a, env),
         Command::Sweep(a) => cmd::sweep::run(a, env),
         Command::Tool(a) => cmd::tool::run(a, env),

@@ -16,8 +16,12 @@
 
 mod clock;
 mod error;
+pub mod archive;
 pub mod folder;
+pub mod index;
+pub mod lint;
 mod memory;
+pub mod notes;
 pub mod search;
 pub mod store;
 

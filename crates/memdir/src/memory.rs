@@ -58,6 +58,12 @@ pub struct SweepReport {
     pub removed: Vec<String>,
     /// Items in `scratch/` left alone because they are not scratch notes.
     pub skipped: Vec<String>,
+    /// Notes whose `expires` date has passed, moved into `archive/`.
+    pub archived_notes: Vec<crate::archive::Archived>,
+    /// Entries of `state.md` older than `state.archive_after`, moved into the archive.
+    pub archived_state_entries: usize,
+    /// The archive file those state entries went to (`archive/YYYY-MM-DD.md`).
+    pub state_archive: Option<String>,
 }
 
 fn mp(s: &str) -> MemPath {
@@ -151,6 +157,7 @@ impl Memory {
             Some(CORE_FILE.to_string()),
             core,
         ));
+        sections.extend(crate::index::context_sections(self)?);
         let today = now.date();
         let yesterday = today.checked_sub(1.day()).unwrap_or(today);
         for (date, label) in [(yesterday, "yesterday"), (today, "today")] {
@@ -255,6 +262,9 @@ impl Memory {
             self.store.write(&p, content.as_bytes())?;
             return Ok(());
         }
+        if let Some(done) = crate::notes::write_hook(self, &p, content, false) {
+            return done;
+        }
         Ok(self.store.write(&p, content.as_bytes())?)
     }
 
@@ -294,6 +304,9 @@ impl Memory {
         if p.as_str() == CORE_FILE {
             self.config.core.cap().check(CORE_FILE, &text, &updated)?;
         }
+        if let Some(done) = crate::notes::write_hook(self, &p, &updated, true) {
+            return done;
+        }
         Ok(self.store.write(&p, updated.as_bytes())?)
     }
 
@@ -313,7 +326,8 @@ impl Memory {
         if p.is_root() {
             return Err(Error::Invalid("cannot delete the memory root".into()));
         }
-        Ok(self.store.remove(&p)?)
+        self.store.remove(&p)?;
+        crate::notes::after_change(self, &[&p])
     }
 
     /// Moves a file or folder; never overwrites.
@@ -329,7 +343,8 @@ impl Memory {
             self.config.core.cap().check(CORE_FILE, "", &incoming)?;
             return Ok(self.store.rename(&f, &t)?);
         }
-        Ok(self.store.rename(&f, &t)?)
+        self.store.rename(&f, &t)?;
+        crate::notes::after_change(self, &[&f, &t])
     }
 
     /// Deletes expired scratch notes. Idempotent; odd names and folders are skipped.
@@ -353,6 +368,7 @@ impl Memory {
                 _ => report.skipped.push(e.path.to_string()),
             }
         }
+        crate::archive::sweep(self, dry_run, &mut report)?;
         Ok(report)
     }
 }

@@ -3,7 +3,8 @@
 use crate::app::Env;
 use crate::ui::{CliResult, out};
 
-/// Delete expired scratch notes. Safe to run any time; odd names in scratch/ are left alone.
+/// Delete expired scratch notes, and move expired notes and old state.md entries into archive/.
+/// Safe to run any time; odd names in scratch/ are left alone; nothing but scratch is deleted.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  memdir sweep --dry-run\n  memdir sweep")]
 pub struct Args {
@@ -27,5 +28,16 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         "{verb} {} expired scratch note(s)\n",
         report.removed.len()
     ));
+    let moved = if a.dry_run { "would archive" } else { "archived" };
+    for n in &report.archived_notes {
+        text.push_str(&format!("{moved} {} to {} (expired)\n", n.from, n.to));
+    }
+    if let Some(to) = &report.state_archive {
+        text.push_str(&format!(
+            "{moved} {} state.md entr{} to {to}\n",
+            report.archived_state_entries,
+            if report.archived_state_entries == 1 { "y" } else { "ies" }
+        ));
+    }
     out(&text)
 }

@@ -1,0 +1,50 @@
+//! `memdir links`
+
+use crate::app::Env;
+use crate::ui::{CliResult, out, out_json};
+use memdir::notes::LinkRef;
+
+/// List a note's outgoing [[links]] and its backlinks, with file:line. NAME resolves like a link:
+/// frontmatter name first, then file name, then path.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memdir links payment-retry-policy\n  memdir links people/priya --json"
+)]
+pub struct Args {
+    /// The note: a name, a file name without .md, or a path.
+    pub name: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `links`.
+pub fn run(a: Args, env: &Env) -> CliResult {
+    let report = env.open()?.links(&a.name)?;
+    if a.json {
+        return out_json(&report);
+    }
+    let mut text = match &report.name {
+        Some(n) => format!("{} ({n})\n", report.path),
+        None => format!("{}\n", report.path),
+    };
+    let list = |title: &str, refs: &[LinkRef], text: &mut String, show_target: bool| {
+        text.push_str(&format!("{title}:\n"));
+        if refs.is_empty() {
+            text.push_str("  (none)\n");
+        }
+        for r in refs {
+            text.push_str(&format!("  {}:{} {}", r.file, r.line, r.link.raw));
+            if show_target {
+                match &r.resolves_to {
+                    Some(to) => text.push_str(&format!(" -> {to}")),
+                    None => text.push_str(" -> (broken)"),
+                }
+            }
+            text.push('\n');
+        }
+    };
+    list("outgoing", &report.outgoing, &mut text, true);
+    list("backlinks", &report.backlinks, &mut text, false);
+    out(&text)
+}

@@ -1,0 +1,59 @@
+//! `memdir note`
+
+use crate::app::Env;
+use crate::ui::{CliResult, body_arg, out};
+use memdir::notes::NoteRequest;
+
+/// Work with notes: Markdown files with a frontmatter, listed in the index (MEMORY.md).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: NoteCommand,
+}
+
+/// Note subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum NoteCommand {
+    /// Write notes/<NAME>.md with a frontmatter, then refresh the index
+    #[command(
+        after_help = "Examples:\n  memdir note new payment-retry-policy --type project \\\n    --description \"retry queue must never re-attempt a captured payment\" \\\n    \"The retry worker treats 'captured' as terminal. Related: [[refund-flow]]\"\n  memdir note new people/priya --type user --description \"leads payments\" - < priya.md"
+    )]
+    New(NewArgs),
+}
+
+/// `memdir note new`
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// A slug, or slugs joined by `/` for a folder: `payment-retry-policy`, `people/priya`.
+    pub name: String,
+    /// One line saying what the note holds; the index shows it.
+    #[arg(long, short = 'd')]
+    pub description: String,
+    /// The kind of note: user, feedback, project, reference, or another word.
+    #[arg(long = "type", short = 't', value_name = "TYPE")]
+    pub kind: Option<String>,
+    /// Replace the note if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// The body; `-` reads stdin; absent writes only the frontmatter.
+    #[arg(allow_hyphen_values = true)]
+    pub body: Option<String>,
+}
+
+/// Runs `note`.
+pub fn run(a: Args, env: &Env) -> CliResult {
+    match a.command {
+        NoteCommand::New(n) => {
+            let body = body_arg(n.body.as_deref())?;
+            let path = env.open()?.note_new(&NoteRequest {
+                name: &n.name,
+                description: &n.description,
+                kind: n.kind.as_deref(),
+                body: &body,
+                force: n.force,
+            })?;
+            out(&format!("wrote {path}"))
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! The index, `MEMORY.md`: generated from every note's frontmatter, kept current by writes through
+//! memdir, capped, and loaded into the context right after core.
+
+use crate::error::Error;
+use crate::memory::{CORE_FILE, Memory};
+use crate::notes::{NoteFile, read_text, scan};
+use memdir_core::caps::{Cap, CapExceeded, Size};
+use memdir_core::context::Section;
+use memdir_core::note::{INDEX_FILE, IndexEntry, Note, render_index};
+use memdir_core::path::MemPath;
+use memdir_core::state::STATE_FILE;
+use serde::Serialize;
+
+/// The lock every index update takes.
+const INDEX_LOCK: &str = "index";
+
+/// At or above this share of a cap, the context warns.
+pub const GROWTH_WARNING: f64 = 0.9;
+
+/// What `memdir index` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexReport {
+    /// The index file, `MEMORY.md`.
+    pub path: String,
+    /// Notes listed.
+    pub listed: usize,
+    /// Notes left out because they lack a valid frontmatter with a name and a description.
+    pub unlisted: Vec<String>,
+    /// Lines and bytes of the index.
+    pub size: Size,
+    /// The index's cap.
+    pub cap: Cap,
+    /// True when the file changed.
+    pub changed: bool,
+}
+
+fn mp(s: &str) -> MemPath {
+    // Only called with constant, known-good paths.
+    MemPath::parse(s).unwrap_or_default()
+}
+
+/// The index lines for every note that has a valid frontmatter with a name and a description.
+pub fn entries(files: &[NoteFile]) -> Vec<IndexEntry> {
+    files
+        .iter()
+        .filter(|f| f.is_note && f.note.is_indexable())
+        .map(|f| IndexEntry {
+            name: f.note.meta.name.clone().unwrap_or_default(),
+            path: f.path.to_string(),
+            description: f.note.meta.description.clone().unwrap_or_default(),
+            kind: f.note.meta.kind.clone(),
+        })
+        .collect()
+}
+
+/// Regenerates `MEMORY.md` from the notes. An index is not created for a folder without notes.
+pub fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
+    let _lock = mem.store().lock(INDEX_LOCK)?;
+    let files = scan(mem.store().as_ref())?;
+    write_index(mem, &files)
+}
+
+fn write_index(mem: &Memory, files: &[NoteFile]) -> Result<IndexReport, Error> {
+    let listed = entries(files);
+    let text = render_index(&listed);
+    let path = mp(INDEX_FILE);
+    let current = read_text(mem.store().as_ref(), &path)?;
+    let has_notes = files.iter().any(|f| f.is_note);
+    let changed = current.as_deref() != Some(text.as_str()) && (has_notes || current.is_some());
+    if changed {
+        mem.store().write(&path, text.as_bytes())?;
+    }
+    Ok(IndexReport {
+        path: INDEX_FILE.to_string(),
+        listed: listed.len(),
+        unlisted: files
+            .iter()
+            .filter(|f| f.is_note && !f.note.is_indexable())
+            .map(|f| f.path.to_string())
+            .collect(),
+        size: Size::of(&text),
+        cap: mem.config().index.cap(),
+        changed,
+    })
+}
+
+/// Writes a note and refreshes the index, refusing the write when it would take the index over its
+/// cap (a write that keeps the index the same size or shrinks it is always allowed).
+pub(crate) fn write_note(mem: &Memory, path: &MemPath, content: &str) -> Result<(), Error> {
+    let _lock = mem.store().lock(INDEX_LOCK)?;
+    let mut files = scan(mem.store().as_ref())?;
+    let before = render_index(&entries(&files));
+    let updated = NoteFile {
+        path: path.clone(),
+        text: content.to_string(),
+        note: Note::parse(content),
+        is_note: true,
+    };
+    match files.iter_mut().find(|f| &f.path == path) {
+        Some(f) => *f = updated,
+        None => {
+            files.push(updated);
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+        }
+    }
+    let after = render_index(&entries(&files));
+    let cap = mem.config().index.cap();
+    let (old, new) = (Size::of(&before), Size::of(&after));
+    if cap.check(INDEX_FILE, &before, &after).is_err()
+        && (new.lines > old.lines || new.bytes > old.bytes)
+    {
+        return Err(CapExceeded {
+            file: format!("{INDEX_FILE} (the index, if {path} were written)"),
+            cap,
+            current: old,
+            new,
+        }
+        .into());
+    }
+    mem.store().write(path, content.as_bytes())?;
+    write_index(mem, &files)?;
+    Ok(())
+}
+
+/// Cuts a text to what fits a cap, whole lines only; returns the kept text and the lines left out.
+pub fn fit(text: &str, cap: Cap) -> (String, usize) {
+    let mut kept = String::new();
+    let mut lines = 0;
+    let total = text.lines().count();
+    for line in text.split_inclusive('\n') {
+        if lines + 1 > cap.max_lines || kept.len() + line.len() > cap.max_bytes {
+            break;
+        }
+        kept.push_str(line);
+        lines += 1;
+    }
+    (kept, total - lines)
+}
+
+/// The context sections that follow core: the index (cut to its cap, with a note saying how much
+/// was left out), the running state, and one growth-guard line when core or the index is at 90% of
+/// its cap or more.
+pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
+    let store = mem.store().as_ref();
+    let mut out = Vec::new();
+    let index = read_text(store, &mp(INDEX_FILE))?.unwrap_or_default();
+    let index_cap = mem.config().index.cap();
+    if !index.trim().is_empty() {
+        let (mut kept, left_out) = fit(&index, index_cap);
+        if left_out > 0 {
+            kept.push_str(&format!(
+                "\n({left_out} more lines of {INDEX_FILE} not loaded: it is over its cap of {} lines and {} bytes. \
+                 See them with `memdir read {INDEX_FILE}`; merge or archive notes, then `memdir lint`.)\n",
+                index_cap.max_lines, index_cap.max_bytes
+            ));
+        }
+        out.push(Section::new(
+            "index",
+            format!("Index of notes ({INDEX_FILE})"),
+            Some(INDEX_FILE.to_string()),
+            kept,
+        ));
+    }
+    let state = read_text(store, &mp(STATE_FILE))?.unwrap_or_default();
+    if !state.trim().is_empty() {
+        let state_cap = mem.config().state.cap();
+        let (mut kept, left_out) = fit(&state, state_cap);
+        if left_out > 0 {
+            kept.push_str(&format!(
+                "\n({left_out} more lines of {STATE_FILE} not loaded: it is over its cap. \
+                 Run `memdir sweep` to archive old lines, or remove some.)\n"
+            ));
+        }
+        out.push(Section::new(
+            "state",
+            format!("Running state ({STATE_FILE})"),
+            Some(STATE_FILE.to_string()),
+            kept,
+        ));
+    }
+    let core = read_text(store, &mp(CORE_FILE))?.unwrap_or_default();
+    if let Some(line) = growth_guard(&[
+        (CORE_FILE, mem.config().core.cap(), &core),
+        (INDEX_FILE, index_cap, &index),
+    ]) {
+        out.push(Section::new("guard", "", None, line));
+    }
+    Ok(out)
+}
+
+/// One line naming every capped file at or above [`GROWTH_WARNING`] of its cap, or `None`.
+pub fn growth_guard(files: &[(&str, Cap, &str)]) -> Option<String> {
+    let full: Vec<String> = files
+        .iter()
+        .filter(|(_, cap, text)| cap.usage(text) >= GROWTH_WARNING)
+        .map(|(name, cap, text)| {
+            let s = Size::of(text);
+            format!(
+                "{name} is at {:.0}% of its cap ({}/{} lines, {}/{} bytes)",
+                (cap.usage(text) * 100.0).floor(),
+                s.lines,
+                cap.max_lines,
+                s.bytes,
+                cap.max_bytes
+            )
+        })
+        .collect();
+    if full.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Memory is nearly full: {}. Tidy up now (merge, shorten or archive) before writes are refused.",
+        full.join("; ")
+    ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_keeps_whole_lines() {
+        let cap = Cap {
+            max_lines: 2,
+            max_bytes: 100,
+        };
+        assert_eq!(fit("a\nb\nc\n", cap), ("a\nb\n".to_string(), 1));
+        assert_eq!(fit("a\nb\n", cap), ("a\nb\n".to_string(), 0));
+        let small = Cap {
+            max_lines: 10,
+            max_bytes: 3,
+        };
+        assert_eq!(fit("ab\ncd\n", small), ("ab\n".to_string(), 1));
+    }
+
+    #[test]
+    fn guard_names_full_files_only() {
+        let cap = Cap {
+            max_lines: 10,
+            max_bytes: 1000,
+        };
+        assert_eq!(growth_guard(&[("core.md", cap, "a\n")]), None);
+        let nine = "x\n".repeat(9);
+        let line = growth_guard(&[("core.md", cap, &nine), ("MEMORY.md", cap, "a\n")]).unwrap();
+        assert_eq!(
+            line,
+            "Memory is nearly full: core.md is at 90% of its cap (9/10 lines, 18/1000 bytes). Tidy up now (merge, shorten or archive) before writes are refused."
+        );
+        assert!(!line.contains('\n'));
+    }
+}

@@ -1,0 +1,438 @@
+//! `lint`: checks a memory folder and reports findings with a file, a line, a severity and a fix.
+//!
+//! Errors: frontmatter that does not parse, two notes with one name, links that lead nowhere, and
+//! core, index or state over their caps. Warnings: notes the index does not list (no frontmatter,
+//! no name or description, or an index that is out of date), files too large to be useful in a
+//! prompt, undated state lines, and expired scratch notes or notes that `sweep` has not moved yet.
+
+use crate::archive::is_expired;
+use crate::error::Error;
+use crate::index::entries;
+use crate::memory::{CORE_FILE, Memory};
+use crate::notes::{NoteFile, read_text, resolver, scan};
+use crate::store::{EntryKind, StoreError};
+use memdir_core::caps::{Cap, Size};
+use memdir_core::links::{extract, normalize};
+use memdir_core::note::{INDEX_FILE, index_line};
+use memdir_core::path::MemPath;
+use memdir_core::scratch::{SCRATCH_DIR, ScratchName};
+use memdir_core::state::{ARCHIVE_DIR, STATE_FILE, undated_items};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+
+/// Files larger than this many bytes are flagged: the Anthropic memory tool's `view` cuts text
+/// files at 16,000 characters, and a file that large is rarely read whole.
+pub const LARGE_FILE_BYTES: u64 = 16_000;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Must be fixed; `memdir lint` exits non-zero.
+    Error,
+    /// Worth fixing.
+    Warning,
+}
+
+/// One problem found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The file, from the root.
+    pub file: String,
+    /// The 1-based line.
+    pub line: usize,
+    /// Error or warning.
+    pub severity: Severity,
+    /// A stable short name: `frontmatter`, `duplicate-name`, `broken-link`, `over-cap`,
+    /// `not-in-index`, `stale-index`, `unlisted`, `too-large`, `undated-state`, `expired-scratch`,
+    /// `expired-note`.
+    pub code: &'static str,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub hint: String,
+}
+
+/// Everything lint found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LintReport {
+    /// Notes checked.
+    pub notes: usize,
+    /// Findings, by file then line.
+    pub findings: Vec<Finding>,
+    /// How many findings are errors.
+    pub errors: usize,
+    /// How many are warnings.
+    pub warnings: usize,
+}
+
+struct Out(Vec<Finding>);
+
+impl Out {
+    fn push(
+        &mut self,
+        file: &str,
+        line: usize,
+        severity: Severity,
+        code: &'static str,
+        message: String,
+        hint: impl Into<String>,
+    ) {
+        self.0.push(Finding {
+            file: file.to_string(),
+            line,
+            severity,
+            code,
+            message,
+            hint: hint.into(),
+        });
+    }
+}
+
+fn mp(s: &str) -> MemPath {
+    // Only called with constant, known-good paths.
+    MemPath::parse(s).unwrap_or_default()
+}
+
+impl Memory {
+    /// Checks the folder; never changes it.
+    pub fn lint(&self) -> Result<LintReport, Error> {
+        let store = self.store().as_ref();
+        let files = scan(store)?;
+        let mut out = Out(Vec::new());
+        check_frontmatter(&files, &mut out);
+        check_duplicates(&files, &mut out);
+        check_links(&files, &mut out);
+        let index = read_text(store, &mp(INDEX_FILE))?;
+        check_index(&files, index.as_deref(), &mut out);
+        let cfg = self.config();
+        let core = read_text(store, &mp(CORE_FILE))?;
+        let state = read_text(store, &mp(STATE_FILE))?;
+        for (file, cap, text, hint) in [
+            (
+                CORE_FILE,
+                cfg.core.cap(),
+                &core,
+                "move detail into notes and keep core to what every turn needs",
+            ),
+            (
+                INDEX_FILE,
+                cfg.index.cap(),
+                &index,
+                "merge related notes, or give stale ones an `expires` date and run `memdir sweep`",
+            ),
+            (
+                STATE_FILE,
+                cfg.state.cap(),
+                &state,
+                "run `memdir sweep` to archive old lines, or remove lines that no longer hold",
+            ),
+        ] {
+            if let Some(text) = text {
+                check_cap(file, cap, text, hint, &mut out);
+            }
+        }
+        if let Some(state) = &state {
+            for line in undated_items(state) {
+                out.push(
+                    STATE_FILE,
+                    line,
+                    Severity::Warning,
+                    "undated-state",
+                    "this state line has no date, so sweep never archives it".to_string(),
+                    "start it with the day it became true: `- 2026-11-30 text`",
+                );
+            }
+        }
+        self.check_sizes(&mut out)?;
+        self.check_expired(&files, &mut out)?;
+        let mut findings = out.0;
+        findings.sort_by(|a, b| {
+            (a.file.as_str(), a.line, a.severity, a.code).cmp(&(
+                b.file.as_str(),
+                b.line,
+                b.severity,
+                b.code,
+            ))
+        });
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        Ok(LintReport {
+            notes: files.iter().filter(|f| f.is_note).count(),
+            warnings: findings.len() - errors,
+            errors,
+            findings,
+        })
+    }
+
+    fn check_sizes(&self, out: &mut Out) -> Result<(), Error> {
+        for e in self.store().walk(&MemPath::root())? {
+            let p = e.path.as_str();
+            if p.starts_with(&format!("{ARCHIVE_DIR}/")) || !p.ends_with(".md") {
+                continue;
+            }
+            if e.size > LARGE_FILE_BYTES {
+                out.push(
+                    p,
+                    1,
+                    Severity::Warning,
+                    "too-large",
+                    format!(
+                        "{} bytes: too large to be useful in a prompt (over {LARGE_FILE_BYTES})",
+                        e.size
+                    ),
+                    "split it into smaller notes that link to each other",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn check_expired(&self, files: &[NoteFile], out: &mut Out) -> Result<(), Error> {
+        let now = self.clock().now();
+        let now_ms = now.timestamp().as_millisecond();
+        let scratch = match self.store().list(&mp(SCRATCH_DIR)) {
+            Ok(v) => v,
+            Err(StoreError::NotFound(_)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        for e in scratch {
+            if e.kind == EntryKind::File
+                && e.path
+                    .file_name()
+                    .and_then(ScratchName::parse)
+                    .is_some_and(|n| n.expires_ms <= now_ms)
+            {
+                out.push(
+                    e.path.as_str(),
+                    1,
+                    Severity::Warning,
+                    "expired-scratch",
+                    "this scratch note has expired but is still here".to_string(),
+                    "run `memdir sweep`",
+                );
+            }
+        }
+        for f in files.iter().filter(|f| f.is_note) {
+            if let Some(d) = f.note.meta.expires
+                && is_expired(d, now.date())
+            {
+                let line = f
+                    .note
+                    .frontmatter
+                    .as_ref()
+                    .and_then(|fm| fm.line_of("expires"))
+                    .unwrap_or(1);
+                out.push(
+                    f.path.as_str(),
+                    line,
+                    Severity::Warning,
+                    "expired-note",
+                    format!("this note expired on {d} but is still here"),
+                    "run `memdir sweep` to move it to archive/, or push `expires` back",
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_frontmatter(files: &[NoteFile], out: &mut Out) {
+    for f in files.iter().filter(|f| f.is_note) {
+        let p = f.path.as_str();
+        for e in &f.note.errors {
+            out.push(
+                p,
+                e.line,
+                Severity::Error,
+                "frontmatter",
+                e.message.clone(),
+                "fix the YAML between the `---` lines; quote values that hold `: ` or start with a symbol",
+            );
+        }
+        if !f.note.errors.is_empty() {
+            continue;
+        }
+        match &f.note.frontmatter {
+            None => out.push(
+                p,
+                1,
+                Severity::Warning,
+                "unlisted",
+                "no frontmatter, so the index does not list this note (links to it still work)"
+                    .to_string(),
+                "add `---`, `name: ...`, `description: ...`, `---` at the top",
+            ),
+            Some(fm) => {
+                let missing: Vec<&str> = [
+                    ("name", &f.note.meta.name),
+                    ("description", &f.note.meta.description),
+                ]
+                .into_iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| k)
+                .collect();
+                if !missing.is_empty() {
+                    out.push(
+                        p,
+                        fm.line_of("name").unwrap_or(1),
+                        Severity::Warning,
+                        "unlisted",
+                        format!(
+                            "the frontmatter has no {}, so the index does not list this note",
+                            missing.join(" and no ")
+                        ),
+                        format!(
+                            "add `{}: ...` to the frontmatter",
+                            missing.join(": ...` and `")
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn check_duplicates(files: &[NoteFile], out: &mut Out) {
+    let mut by_name: BTreeMap<String, Vec<&NoteFile>> = BTreeMap::new();
+    for f in files.iter().filter(|f| f.is_note) {
+        if let Some(n) = &f.note.meta.name {
+            by_name.entry(normalize(n)).or_default().push(f);
+        }
+    }
+    for group in by_name.values().filter(|g| g.len() > 1) {
+        for f in group {
+            let others: Vec<&str> = group
+                .iter()
+                .filter(|o| o.path != f.path)
+                .map(|o| o.path.as_str())
+                .collect();
+            let line = f
+                .note
+                .frontmatter
+                .as_ref()
+                .and_then(|fm| fm.line_of("name"))
+                .unwrap_or(1);
+            out.push(
+                f.path.as_str(),
+                line,
+                Severity::Error,
+                "duplicate-name",
+                format!(
+                    "name {:?} is also used by {}, so links to it are ambiguous",
+                    f.note.meta.name.as_deref().unwrap_or(""),
+                    others.join(", ")
+                ),
+                "rename one of them, or merge them into one note",
+            );
+        }
+    }
+}
+
+fn check_links(files: &[NoteFile], out: &mut Out) {
+    let r = resolver(files);
+    for f in files {
+        for link in extract(&f.text) {
+            if r.resolve(&link.target).is_none() {
+                out.push(
+                    f.path.as_str(),
+                    link.line,
+                    Severity::Error,
+                    "broken-link",
+                    format!(
+                        "{} leads nowhere: no note has that name, file name or path",
+                        link.raw
+                    ),
+                    format!(
+                        "fix the link, or create the note: `memdir note new {} --description ...`",
+                        suggest_name(&link.target)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn suggest_name(target: &str) -> String {
+    let slug: String = normalize(target)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '/' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    slug.trim_matches('-').to_string()
+}
+
+fn check_index(files: &[NoteFile], index: Option<&str>, out: &mut Out) {
+    let expected = entries(files);
+    let Some(index) = index else {
+        if !expected.is_empty() {
+            out.push(
+                INDEX_FILE,
+                1,
+                Severity::Warning,
+                "not-in-index",
+                format!("{INDEX_FILE} is missing, so no note is listed"),
+                "run `memdir index`",
+            );
+        }
+        return;
+    };
+    let present: HashSet<&str> = index.lines().collect();
+    let mut wanted: HashSet<String> = HashSet::new();
+    for e in &expected {
+        let line = index_line(e);
+        if !present.contains(line.as_str()) {
+            out.push(
+                &e.path,
+                1,
+                Severity::Warning,
+                "not-in-index",
+                format!("{INDEX_FILE} does not list this note as it is now"),
+                "run `memdir index`",
+            );
+        }
+        wanted.insert(line);
+    }
+    for (i, line) in index.lines().enumerate() {
+        if line.starts_with("- [") && !wanted.contains(line) {
+            out.push(
+                INDEX_FILE,
+                i + 1,
+                Severity::Warning,
+                "stale-index",
+                "this line matches no note as it is now".to_string(),
+                "run `memdir index`",
+            );
+        }
+    }
+}
+
+fn check_cap(file: &str, cap: Cap, text: &str, hint: &str, out: &mut Out) {
+    let s = Size::of(text);
+    if s.lines <= cap.max_lines && s.bytes <= cap.max_bytes {
+        return;
+    }
+    let line = if s.lines > cap.max_lines {
+        cap.max_lines + 1
+    } else {
+        1
+    };
+    out.push(
+        file,
+        line,
+        Severity::Error,
+        "over-cap",
+        format!(
+            "{} lines and {} bytes, over the cap of {} lines and {} bytes",
+            s.lines, s.bytes, cap.max_lines, cap.max_bytes
+        ),
+        hint,
+    );
+}

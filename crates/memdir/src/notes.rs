@@ -1,0 +1,261 @@
+//! Notes on disk: finding and reading them, creating one, following `[[links]]`, and the write
+//! hook that keeps the index current and `state.md` under its cap.
+
+use crate::error::Error;
+use crate::memory::{CORE_FILE, Memory};
+use crate::store::{EntryKind, Store, StoreError};
+use memdir_core::links::{self, Link, Resolver};
+use memdir_core::note::{INDEX_FILE, NOT_NOTE_DIRS, NewNote, Note, is_note_path, note_path};
+use memdir_core::path::MemPath;
+use memdir_core::state::STATE_FILE;
+use serde::Serialize;
+
+/// One file read for notes work: a note, or `core.md` / `state.md`, which links may come from
+/// and point to.
+#[derive(Debug, Clone)]
+pub struct NoteFile {
+    /// Its path from the root.
+    pub path: MemPath,
+    /// Its whole text (invalid UTF-8 replaced).
+    pub text: String,
+    /// The parsed note.
+    pub note: Note,
+    /// True for notes; false for `core.md` and `state.md`.
+    pub is_note: bool,
+}
+
+impl NoteFile {
+    fn new(path: MemPath, text: String, is_note: bool) -> NoteFile {
+        let note = Note::parse(&text);
+        NoteFile {
+            path,
+            text,
+            note,
+            is_note,
+        }
+    }
+}
+
+fn mp(s: &str) -> MemPath {
+    // Only called with constant, known-good paths.
+    MemPath::parse(s).unwrap_or_default()
+}
+
+/// Reads a text file, `None` when it is not there.
+pub(crate) fn read_text(store: &dyn Store, path: &MemPath) -> Result<Option<String>, Error> {
+    match store.read(path) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Err(StoreError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The paths of every note, in path order. Folders that never hold notes are not walked.
+pub(crate) fn note_paths(store: &dyn Store) -> Result<Vec<MemPath>, Error> {
+    let mut out = Vec::new();
+    let top = match store.list(&MemPath::root()) {
+        Ok(v) => v,
+        Err(StoreError::NotFound(_)) => return Ok(out),
+        Err(e) => return Err(e.into()),
+    };
+    for e in top {
+        match e.kind {
+            EntryKind::File if is_note_path(e.path.as_str()) => out.push(e.path),
+            EntryKind::File => {}
+            EntryKind::Dir => {
+                if NOT_NOTE_DIRS.contains(&e.path.as_str()) {
+                    continue;
+                }
+                for f in store.walk(&e.path)? {
+                    if is_note_path(f.path.as_str()) {
+                        out.push(f.path);
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads every note, plus `core.md` and `state.md` when they exist (they can hold links).
+pub fn scan(store: &dyn Store) -> Result<Vec<NoteFile>, Error> {
+    let mut out = Vec::new();
+    for special in [CORE_FILE, STATE_FILE] {
+        if let Some(text) = read_text(store, &mp(special))? {
+            out.push(NoteFile::new(mp(special), text, false));
+        }
+    }
+    for path in note_paths(store)? {
+        // A note removed between the listing and the read is simply gone.
+        if let Some(text) = read_text(store, &path)? {
+            out.push(NoteFile::new(path, text, true));
+        }
+    }
+    Ok(out)
+}
+
+/// A resolver over scanned files: frontmatter names, stems and paths.
+pub fn resolver(files: &[NoteFile]) -> Resolver {
+    Resolver::new(
+        files
+            .iter()
+            .map(|f| (f.path.as_str(), f.note.meta.name.as_deref())),
+    )
+}
+
+/// What `memdir note new` is asked to write.
+#[derive(Debug, Clone)]
+pub struct NoteRequest<'a> {
+    /// The name, a slug path such as `people/priya`.
+    pub name: &'a str,
+    /// The one-line description.
+    pub description: &'a str,
+    /// The type (`user`, `feedback`, `project`, `reference`, ...).
+    pub kind: Option<&'a str>,
+    /// The body.
+    pub body: &'a str,
+    /// Replace an existing note of that name.
+    pub force: bool,
+}
+
+/// One link with where it leads.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkRef {
+    /// The file the link is in.
+    pub file: String,
+    /// Its 1-based line.
+    pub line: usize,
+    /// The link as written.
+    pub link: Link,
+    /// The file it resolves to, or `None` when it is broken.
+    pub resolves_to: Option<String>,
+}
+
+/// A note's outgoing links and backlinks.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinksReport {
+    /// The note asked about.
+    pub path: String,
+    /// Its frontmatter name, if any.
+    pub name: Option<String>,
+    /// Links in the note, in order.
+    pub outgoing: Vec<LinkRef>,
+    /// Links in other files that resolve to the note, by file then line.
+    pub backlinks: Vec<LinkRef>,
+}
+
+impl Memory {
+    /// Writes `notes/<name>.md` with frontmatter (name, description, type, created) and the body,
+    /// then refreshes the index. Refuses to replace an existing note unless `force` is set, and
+    /// refuses a note that would take the index over its cap. Returns the path written.
+    pub fn note_new(&self, req: &NoteRequest<'_>) -> Result<String, Error> {
+        let text = NewNote {
+            name: req.name,
+            description: req.description,
+            kind: req.kind,
+            created: self.clock().now().date(),
+            body: req.body,
+        }
+        .render()
+        .map_err(Error::Invalid)?;
+        let path = MemPath::parse_file(&note_path(req.name))?;
+        let _lock = self.store().lock(path.as_str())?;
+        if !req.force && self.store().stat(&path)?.is_some() {
+            return Err(Error::Store(StoreError::Conflict(format!(
+                "{path} already exists: edit it, pick another name, or pass --force to replace it"
+            ))));
+        }
+        crate::index::write_note(self, &path, &text)?;
+        Ok(path.to_string())
+    }
+
+    /// Finds a note by link target (name, then stem, then path) and lists its outgoing links and
+    /// the links that point to it.
+    pub fn links(&self, target: &str) -> Result<LinksReport, Error> {
+        let files = scan(self.store().as_ref())?;
+        let resolver = resolver(&files);
+        let Some(found) = resolver.resolve(target).map(str::to_string) else {
+            return Err(Error::NotFound(format!(
+                "no note is named {target:?}: run `memdir index` or `memdir ls notes` to see the names"
+            )));
+        };
+        let mut report = LinksReport {
+            path: found.clone(),
+            name: None,
+            outgoing: Vec::new(),
+            backlinks: Vec::new(),
+        };
+        for f in &files {
+            let is_target = f.path.as_str() == found;
+            if is_target {
+                report.name = f.note.meta.name.clone();
+            }
+            for link in links::extract(&f.text) {
+                let to = resolver.resolve(&link.target).map(str::to_string);
+                let r = LinkRef {
+                    file: f.path.to_string(),
+                    line: link.line,
+                    link,
+                    resolves_to: to.clone(),
+                };
+                if is_target {
+                    report.outgoing.push(r);
+                } else if to.as_deref() == Some(found.as_str()) {
+                    report.backlinks.push(r);
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// Writes through memdir that notes, the index and `state.md` must see: a note goes through the
+/// index (cap check, then refresh), `MEMORY.md` is refused (it is generated), and `state.md` is
+/// checked against its cap. Returns `None` for every other path. `locked` says the caller already
+/// holds the path's lock.
+pub(crate) fn write_hook(
+    mem: &Memory,
+    path: &MemPath,
+    content: &str,
+    locked: bool,
+) -> Option<Result<(), Error>> {
+    let p = path.as_str();
+    if p == INDEX_FILE {
+        return Some(Err(Error::Invalid(format!(
+            "{INDEX_FILE} is generated from the notes' frontmatter: change a note, then run `memdir index`"
+        ))));
+    }
+    if p == STATE_FILE {
+        return Some((|| {
+            let _lock = if locked {
+                None
+            } else {
+                Some(mem.store().lock(STATE_FILE)?)
+            };
+            let current = read_text(mem.store().as_ref(), path)?.unwrap_or_default();
+            mem.config()
+                .state
+                .cap()
+                .check(STATE_FILE, &current, content)?;
+            Ok(mem.store().write(path, content.as_bytes())?)
+        })());
+    }
+    if is_note_path(p) {
+        return Some(crate::index::write_note(mem, path, content));
+    }
+    None
+}
+
+/// After a delete or a move: refreshes the index when a note may have come or gone.
+pub(crate) fn after_change(mem: &Memory, paths: &[&MemPath]) -> Result<(), Error> {
+    let touches_notes = paths.iter().any(|p| {
+        let s = p.as_str();
+        is_note_path(s)
+            || (!s.ends_with(".md") && !NOT_NOTE_DIRS.contains(&s.split('/').next().unwrap_or("")))
+    });
+    if touches_notes {
+        crate::index::refresh(mem)?;
+    }
+    Ok(())
+}
