@@ -600,6 +600,7 @@ fn rename(mem: &Memory, a: &Args<'_>) -> Reply {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

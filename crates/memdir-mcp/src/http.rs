@@ -151,6 +151,7 @@ async fn shutdown() {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -31,7 +31,7 @@ pub struct OffloadRef {
 impl OffloadRef {
     /// The short reference an agent keeps in its context.
     pub fn render(&self) -> String {
-        let end = self.lines.min(100).max(1);
+        let end = self.lines.clamp(1, 100);
         format!(
             "offloaded {} bytes ({} lines) to {}\nfirst line: {}\nlast line: {}\nread it back with memory_read {{\"path\": \"{}\", \"start_line\": 1, \"end_line\": {end}}} (CLI: memdir read {})",
             self.bytes, self.lines, self.path, self.first, self.last, self.path, self.path
@@ -117,6 +117,7 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -293,6 +293,15 @@ fn args<T: DeserializeOwned>(tool: &str, v: Value) -> Result<T, ToolText> {
     })
 }
 
+/// A path as messages show it: the canonical `notes/x.md` form of whatever was given.
+fn shown(path: &str) -> String {
+    match memdir_core::path::MemPath::parse(path) {
+        Ok(p) if p.is_root() => "/".to_string(),
+        Ok(p) => p.to_string(),
+        Err(_) => path.to_string(),
+    }
+}
+
 fn fail(e: memdir::Error) -> ToolText {
     ToolText::error(e.to_string())
 }
@@ -389,7 +398,10 @@ impl Tools {
             && memdir_core::path::MemPath::parse(&a.path).is_ok_and(|p| p == e.path));
         if !is_file {
             if listing.is_empty() {
-                return Ok(ToolText::ok(format!("{} is an empty folder", a.path)));
+                return Ok(ToolText::ok(format!(
+                    "{} is an empty folder",
+                    shown(&a.path)
+                )));
             }
             let lines: Vec<String> = listing
                 .iter()
@@ -404,10 +416,10 @@ impl Tools {
         let text = String::from_utf8(bytes).map_err(|_| {
             ToolText::error(format!(
                 "{} is not UTF-8 text, so it cannot be shown",
-                a.path
+                shown(&a.path)
             ))
         })?;
-        Ok(read_range(&a.path, &text, a.start_line, a.end_line))
+        Ok(read_range(&shown(&a.path), &text, a.start_line, a.end_line))
     }
 
     fn write(&self, v: Value) -> Result<ToolText, ToolText> {
@@ -415,7 +427,7 @@ impl Tools {
         self.mem.write(&a.path, &a.content).map_err(fail)?;
         Ok(ToolText::ok(format!(
             "wrote {} ({} lines, {} bytes)",
-            a.path,
+            shown(&a.path),
             a.content.lines().count(),
             a.content.len()
         )))
@@ -426,7 +438,7 @@ impl Tools {
         self.mem.edit(&a.path, &a.old, &a.new).map_err(fail)?;
         Ok(ToolText::ok(format!(
             "edited {}: replaced the one occurrence",
-            a.path
+            shown(&a.path)
         )))
     }
 
@@ -539,6 +551,7 @@ pub fn read_range(path: &str, text: &str, start: Option<u64>, end: Option<u64>) 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

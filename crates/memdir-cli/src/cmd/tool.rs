@@ -1,12 +1,12 @@
 //! `memdir tool`
 
 use crate::app::Env;
-use crate::ui::{CliError, CliResult, exit, out, out_json, read_stdin};
+use crate::ui::{CliError, CliResult, exit, out_bytes, out_json, read_stdin};
 use memdir_mcp::Tools;
 use std::sync::Arc;
 
 /// Run one tool call: read the tool's input JSON object on stdin and print the result text, so
-/// any agent loop can shell out for a tool. The default tool is `memory`, the Anthropic memory
+/// any agent loop can shell out for a tool. The text is followed by exactly one newline. The default tool is `memory`, the Anthropic memory
 /// tool (`memory_20250818`); the memory_* tools of the MCP server work the same way. The exit
 /// code is 1 when the result is an error result (its text is still printed on stdout, ready to
 /// send back as `is_error: true`).
@@ -58,7 +58,8 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     let result = tools
         .call(&a.name, args)
         .map_err(|e| CliError::invalid(e.to_string()))?;
-    out(&result.text)?;
+    // Exactly the result text and one newline, so a caller can strip one "\n" and get it back.
+    out_bytes(format!("{}\n", result.text).as_bytes())?;
     if result.is_error {
         return Err(CliError::silent(exit::NOT_FOUND));
     }
