@@ -149,7 +149,7 @@ pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
         let (mut kept, left_out) = fit(&index, index_cap);
         if left_out > 0 {
             kept.push_str(&format!(
-                "\n({left_out} more lines of {INDEX_FILE} not loaded: it is over its cap of {} lines and {} bytes. \
+                "\n({left_out} more line(s) of {INDEX_FILE} not loaded: it is over its cap of {} lines and {} bytes. \
                  See them with `memdir read {INDEX_FILE}`; merge or archive notes, then `memdir lint`.)\n",
                 index_cap.max_lines, index_cap.max_bytes
             ));
@@ -167,7 +167,7 @@ pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
         let (mut kept, left_out) = fit(&state, state_cap);
         if left_out > 0 {
             kept.push_str(&format!(
-                "\n({left_out} more lines of {STATE_FILE} not loaded: it is over its cap. \
+                "\n({left_out} more line(s) of {STATE_FILE} not loaded: it is over its cap. \
                  Run `memdir sweep` to archive old lines, or remove some.)\n"
             ));
         }
