@@ -42,9 +42,10 @@ pub const UNTYPED: &str = "other";
 
 /// True when a path (relative to the root, `/`-separated) names a note: a `.md` file that is not
 /// `core.md`, `MEMORY.md` or `state.md` at the root and not inside `log/`, `scratch/`, `archive/`,
-/// `offload/` or `proposals/`.
+/// `offload/` or `proposals/`, and not hidden (no component starts with `.`, so an editor's
+/// `.trash/` is left out).
 pub fn is_note_path(path: &str) -> bool {
-    if !path.ends_with(".md") || path.len() <= 3 {
+    if !path.ends_with(".md") || path.len() <= 3 || path.split('/').any(|c| c.starts_with('.')) {
         return false;
     }
     match path.split_once('/') {
@@ -592,6 +593,8 @@ mod tests {
             "proposals/p.md",
             "notes/a.txt",
             ".md",
+            ".trash/old.md",
+            "notes/.hidden.md",
         ] {
             assert!(!is_note_path(no), "{no}");
         }
