@@ -74,7 +74,10 @@ pub(crate) fn line_text(bytes: &[u8]) -> String {
     if s.ends_with('\u{FFFD}') {
         s.pop();
     }
-    s.push_str(&format!(" [... {} more bytes]", bytes.len() - MAX_LINE_BYTES));
+    s.push_str(&format!(
+        " [... {} more bytes]",
+        bytes.len() - MAX_LINE_BYTES
+    ));
     s
 }
 

@@ -7,8 +7,8 @@
 //! from the files; a folder where it cannot be written gets a throwaway in-memory index.
 //!
 //! Tables: `files(id, path, size, mtime_ns, hash, date)`; `lines`, an FTS5 table with one row
-//! per non-blank line (`body` terms, `speaker` terms, `near` terms of the lines around it, and
-//! unindexed `file_id`, `line`, `text`); `docs`, an FTS5 table with one row per file (all its
+//! per non-blank line (`body` terms, `speaker` terms, and unindexed
+//! `file_id`, `line`, `text`); `docs`, an FTS5 table with one row per file (all its
 //! terms), so a line can be scored together with the file (the day) it sits in.
 
 use super::grep::line_text;
@@ -24,7 +24,7 @@ use std::time::{Duration, UNIX_EPOCH};
 pub(crate) const INDEX_FILE: &str = "search.sqlite";
 
 /// Bump when the tables or what goes into them change.
-const SCHEMA: u32 = 1;
+const SCHEMA: u32 = 2;
 
 /// Files bigger than this are indexed by their first this-many bytes only.
 const MAX_INDEXED_BYTES: usize = 8 << 20;
@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS files(
     date TEXT
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS lines USING fts5(
-    body, speaker, near, file_id UNINDEXED, line UNINDEXED, text UNINDEXED,
+    body, speaker, file_id UNINDEXED, line UNINDEXED, text UNINDEXED,
     tokenize = 'unicode61 remove_diacritics 0', detail = 'column'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
@@ -238,11 +238,8 @@ fn content_hash(bytes: &[u8]) -> String {
 fn add_lines(tx: &Connection, id: i64, bytes: &[u8], tok: &Tokenizer) -> Result<(), Error> {
     // Binary files hold no lines worth ranking.
     if bytes.iter().take(8192).any(|b| *b == 0) {
-        tx.execute(
-            "INSERT INTO docs(body, file_id) VALUES ('', ?1)",
-            [id],
-        )
-        .map_err(db_err)?;
+        tx.execute("INSERT INTO docs(body, file_id) VALUES ('', ?1)", [id])
+            .map_err(db_err)?;
         return Ok(());
     }
     let bytes = &bytes[..bytes.len().min(MAX_INDEXED_BYTES)];
@@ -254,7 +251,7 @@ fn add_lines(tx: &Connection, id: i64, bytes: &[u8], tok: &Tokenizer) -> Result<
         .collect();
     let mut st = tx
         .prepare_cached(
-            "INSERT INTO lines(body, speaker, near, file_id, line, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO lines(body, speaker, file_id, line, text) VALUES (?1, ?2, ?3, ?4, ?5)",
         )
         .map_err(db_err)?;
     let mut all = String::new();
@@ -264,18 +261,10 @@ fn add_lines(tx: &Connection, id: i64, bytes: &[u8], tok: &Tokenizer) -> Result<
         }
         let speaker = tok.terms(split_line(line).speaker).join(" ");
         let body = bodies[i].join(" ");
-        let mut near = Vec::new();
-        if i > 0 {
-            near.extend(bodies[i - 1].iter().map(String::as_str));
-        }
-        if let Some(next) = bodies.get(i + 1) {
-            near.extend(next.iter().map(String::as_str));
-        }
         let line_no = i64::try_from(i + 1).unwrap_or(i64::MAX);
         st.execute(params![
             body,
             speaker,
-            near.join(" "),
             id,
             line_no,
             line_text(line.as_bytes())

@@ -237,4 +237,17 @@ impl Memory {
             Mode::Ranked => ranked::search(root, &scope, req),
         }
     }
+
+    /// Rebuilds the keyword index of ranked mode from the files and returns how many files it
+    /// holds. Never needed for correctness (every ranked search updates the index first); it
+    /// is the cure for an index that was damaged in a way its checks cannot see.
+    pub fn rebuild_search_index(&self) -> Result<usize, Error> {
+        let root = self
+            .store()
+            .local_root()
+            .ok_or_else(|| Error::Invalid("search needs a local folder".to_string()))?;
+        let tok = memdir_core::tokenize::Tokenizer::new();
+        let (_, files) = ranked::fresh_index(root, &tok, true)?;
+        Ok(files.len())
+    }
 }

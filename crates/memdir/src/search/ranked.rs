@@ -1,17 +1,186 @@
-//! Ranked mode: BM25 over lines.
+//! Ranked mode: BM25 over lines, each line also credited with the BM25 score of its whole file
+//! (for a daily log, its day), so a line in the conversation the question is about beats an
+//! equally good line elsewhere.
+//!
+//! The speaker of a line (`Caroline:` in `- 13:56 [D1:3] Caroline: ...`) is indexed apart from
+//! its body and weighs little: a name that starts half the lines says little about any of them.
+//! A line also gets a share of the scores of the lines just before and after it, so an answer
+//! that only makes sense after its question still ranks.
 
-use super::walk::Scope;
-use super::{SearchOutcome, SearchRequest};
+use super::index::Index;
+use super::walk::{FileRef, Scope, files};
+use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
 use crate::error::Error;
+use memdir_core::tokenize::Tokenizer;
+use rusqlite::params;
+use std::collections::HashMap;
 use std::path::Path;
+
+/// Weights of the `body` and `speaker` columns in a line's BM25.
+const W_BODY: f64 = 1.0;
+const W_SPEAKER: f64 = 0.2;
+
+/// How much of its neighbours' line scores a line gets.
+const W_NEAR: f64 = 0.25;
+
+/// How much of the file's (the day's) score each line gets.
+const W_DOC: f64 = 0.3;
+
+/// Lines taken from the line index before file scores are added and the best are kept.
+const CANDIDATES: usize = 1000;
+
+fn db_err(e: rusqlite::Error) -> Error {
+    Error::Store(crate::store::StoreError::Backend(format!(
+        "search index: {e}; delete .memdir/{} to rebuild it",
+        super::index::INDEX_FILE
+    )))
+}
+
+/// Opens the index of `root` and brings it up to date; with `rebuild`, from scratch.
+pub(crate) fn fresh_index(
+    root: &Path,
+    tok: &Tokenizer,
+    rebuild: bool,
+) -> Result<(Index, Vec<FileRef>), Error> {
+    let all = files(root, &Scope::everything())?;
+    let mut index = Index::open(root)?;
+    if rebuild {
+        index.clear()?;
+    }
+    index.sync(&all, tok)?;
+    Ok((index, all))
+}
 
 /// Runs a ranked search over the folder at `root`.
 pub(crate) fn search(
-    _root: &Path,
-    _scope: &Scope,
-    _req: &SearchRequest,
+    root: &Path,
+    scope: &Scope,
+    req: &SearchRequest,
 ) -> Result<SearchOutcome, Error> {
-    Err(Error::Invalid(
-        "ranked mode is not built yet: use --mode grep".to_string(),
-    ))
+    let tok = Tokenizer::new();
+    let terms = tok.query_terms(&req.pattern);
+    if terms.is_empty() {
+        return Ok(SearchOutcome::default());
+    }
+    let (index, all) = fresh_index(root, &tok, false)?;
+    let conn = &index.conn;
+    let expr = terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+
+    // Files in scope, by id.
+    let in_scope: HashMap<&str, &FileRef> = all
+        .iter()
+        .filter(|f| scope.keeps(&f.rel, f.date))
+        .map(|f| (f.rel.as_str(), f))
+        .collect();
+    let mut ids: HashMap<i64, &FileRef> = HashMap::new();
+    {
+        let mut st = conn.prepare("SELECT id, path FROM files").map_err(db_err)?;
+        let rows = st
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(db_err)?;
+        for row in rows {
+            let (id, path) = row.map_err(db_err)?;
+            if let Some(f) = in_scope.get(path.as_str()) {
+                ids.insert(id, f);
+            }
+        }
+    }
+    let narrowed = ids.len() < all.len();
+    if narrowed {
+        conn.execute_batch(
+            "CREATE TEMP TABLE IF NOT EXISTS scope(id INTEGER PRIMARY KEY); DELETE FROM scope;",
+        )
+        .map_err(db_err)?;
+        let mut st = conn
+            .prepare("INSERT INTO scope(id) VALUES (?1)")
+            .map_err(db_err)?;
+        for id in ids.keys() {
+            st.execute([id]).map_err(db_err)?;
+        }
+    }
+    let filter = if narrowed {
+        "AND file_id IN (SELECT id FROM scope)"
+    } else {
+        ""
+    };
+
+    let mut doc_score: HashMap<i64, f64> = HashMap::new();
+    {
+        let sql = format!("SELECT file_id, bm25(docs) FROM docs WHERE docs MATCH ?1 {filter}");
+        let mut st = conn.prepare(&sql).map_err(db_err)?;
+        let rows = st
+            .query_map([&expr], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))
+            .map_err(db_err)?;
+        for row in rows {
+            let (id, s) = row.map_err(db_err)?;
+            doc_score.insert(id, -s);
+        }
+    }
+
+    let sql = format!(
+        "SELECT file_id, line, text, bm25(lines, {W_BODY}, {W_SPEAKER}) AS s
+         FROM lines WHERE lines MATCH ?1 {filter} ORDER BY s LIMIT ?2"
+    );
+    let mut st = conn.prepare(&sql).map_err(db_err)?;
+    let rows = st
+        .query_map(params![expr, CANDIDATES as i64], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, f64>(3)?,
+            ))
+        })
+        .map_err(db_err)?;
+    let mut cands = Vec::new();
+    for row in rows {
+        let (id, line, text, s) = row.map_err(db_err)?;
+        if ids.contains_key(&id) {
+            cands.push((id, line, text, -s));
+        }
+    }
+    let line_score: HashMap<(i64, i64), f64> = cands
+        .iter()
+        .map(|(id, line, _, s)| ((*id, *line), *s))
+        .collect();
+    let near = |id: i64, line: i64| {
+        let at = |l: i64| line_score.get(&(id, l)).copied().unwrap_or(0.0);
+        at(line - 1) + at(line + 1)
+    };
+    let mut scored = Vec::new();
+    for (id, line, text, s) in cands {
+        let Some(f) = ids.get(&id) else { continue };
+        let score =
+            s + W_NEAR * near(id, line) + W_DOC * doc_score.get(&id).copied().unwrap_or(0.0);
+        scored.push((score, *f, line, text));
+    }
+    // Best first; ties in path and line order so output is stable.
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.rel.cmp(&b.1.rel))
+            .then_with(|| a.2.cmp(&b.2))
+    });
+    let limit = req.limit.unwrap_or(DEFAULT_RANKED_LIMIT);
+    let mut budget = Budget::new(req.max_bytes, None);
+    let mut outcome = SearchOutcome::default();
+    for (score, f, line, text) in scored.into_iter().take(limit) {
+        let hit = SearchHit {
+            path: f.rel.clone(),
+            line: u64::try_from(line).unwrap_or(0),
+            text,
+            score: Some(score),
+            date: f.date_string(),
+            is_context: false,
+        };
+        if outcome.omitted > 0 || !budget.take(&hit) {
+            outcome.omitted += 1;
+            continue;
+        }
+        outcome.hits.push(hit);
+    }
+    Ok(outcome)
 }

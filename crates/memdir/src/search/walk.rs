@@ -52,7 +52,17 @@ impl Scope {
         })
     }
 
-    fn keeps(&self, rel: &str, date: Option<Date>) -> bool {
+    /// No filters: every file.
+    pub fn everything() -> Scope {
+        Scope {
+            glob: None,
+            since: None,
+            until: None,
+        }
+    }
+
+    /// True if the file at `rel`, dated `date`, is searched.
+    pub fn keeps(&self, rel: &str, date: Option<Date>) -> bool {
         if let Some(g) = &self.glob
             && !g.is_match(rel)
         {

@@ -1,0 +1,34 @@
+//! `memdir-bench`: benchmarks that are too heavy for `cargo test`.
+//!
+//! ```text
+//! cargo run -p memdir-bench --release -- locomo [--data PATH]
+//! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench speed
+//! ```
+
+mod locomo;
+mod speed;
+
+use clap::{Parser, Subcommand};
+
+/// memdir's benchmarks.
+#[derive(Debug, Parser)]
+#[command(name = "memdir-bench")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Retrieval quality on LoCoMo: hit@5, hit@10, all-evidence@10 and MRR per category.
+    Locomo(locomo::Args),
+    /// Search speed on a generated year of memory, side by side with grep and rg.
+    Speed(speed::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Locomo(a) => locomo::run(a),
+        Command::Speed(a) => speed::run(a),
+    }
+}
