@@ -595,6 +595,8 @@ fn lint_flags_over_cap_core_large_files_and_expired_scratch() {
     f.put("core.md", "a\nb\nc\n");
     f.put("notes/huge.md", &"word ".repeat(4000));
     f.put("scratch/1000-old.md", "expired long ago\n");
+    f.put("log/2026-11-01.md", &"- 09:00 ten bytes\n".repeat(1000));
+    f.put("archive/2026-01-01.md", &"- 2026-01-01 old\n".repeat(2000));
     let a = f.cmd().arg("lint").assert().code(2);
     let out = stdout(&a);
     assert!(out.contains("core.md:3: error[over-cap]"), "{out}");
@@ -607,4 +609,10 @@ fn lint_flags_over_cap_core_large_files_and_expired_scratch() {
         "{out}"
     );
     assert!(out.contains("fix: run `memdir sweep`"));
+    assert!(
+        out.contains("log/2026-11-01.md:1: warning[too-large]: 18000 bytes"),
+        "{out}"
+    );
+    // The archive is never loaded, so its size does not matter.
+    assert!(!out.contains("archive/"), "{out}");
 }

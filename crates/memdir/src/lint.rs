@@ -13,7 +13,7 @@ use crate::notes::{NoteFile, read_text, resolver, scan};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::caps::{Cap, Size};
 use memdir_core::links::{extract, normalize};
-use memdir_core::note::{INDEX_FILE, index_line};
+use memdir_core::note::{INDEX_FILE, NOT_NOTE_DIRS, index_line};
 use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName};
 use memdir_core::state::{ARCHIVE_DIR, STATE_FILE, undated_items};
@@ -144,7 +144,7 @@ impl Memory {
                 );
             }
         }
-        self.check_sizes(&mut out)?;
+        self.check_sizes(&files, &mut out)?;
         self.check_expired(&files, &mut out)?;
         let mut findings = out.0;
         findings.sort_by(|a, b| {
@@ -167,25 +167,35 @@ impl Memory {
         })
     }
 
-    fn check_sizes(&self, out: &mut Out) -> Result<(), Error> {
-        for e in self.store().walk(&MemPath::root())? {
-            let p = e.path.as_str();
-            // The archive is never loaded, and the capped files have their own check.
-            if p.starts_with(&format!("{ARCHIVE_DIR}/"))
-                || !p.ends_with(".md")
-                || [CORE_FILE, INDEX_FILE, STATE_FILE].contains(&p)
-            {
-                continue;
+    /// Flags `.md` files too large for a prompt: notes by the text already read, and the files of
+    /// the other loaded or served folders by their listed size. The archive is never loaded, and
+    /// the capped files have their own check.
+    fn check_sizes(&self, files: &[NoteFile], out: &mut Out) -> Result<(), Error> {
+        let mut sizes: Vec<(String, u64)> = files
+            .iter()
+            .filter(|f| f.is_note)
+            .map(|f| (f.path.to_string(), f.text.len() as u64))
+            .collect();
+        for dir in NOT_NOTE_DIRS.iter().filter(|d| **d != ARCHIVE_DIR) {
+            let dir = match MemPath::parse(dir) {
+                Ok(d) if self.store().stat(&d)?.is_some() => d,
+                _ => continue,
+            };
+            for e in self.store().walk(&dir)? {
+                if e.path.as_str().ends_with(".md") {
+                    sizes.push((e.path.to_string(), e.size));
+                }
             }
-            if e.size > LARGE_FILE_BYTES {
+        }
+        for (p, size) in sizes {
+            if size > LARGE_FILE_BYTES {
                 out.push(
-                    p,
+                    &p,
                     1,
                     Severity::Warning,
                     "too-large",
                     format!(
-                        "{} bytes: too large to be useful in a prompt (over {LARGE_FILE_BYTES})",
-                        e.size
+                        "{size} bytes: too large to be useful in a prompt (over {LARGE_FILE_BYTES})"
                     ),
                     "split it into smaller notes that link to each other",
                 );
