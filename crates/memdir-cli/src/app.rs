@@ -32,7 +32,7 @@ Exit codes: 0 ok, 1 nothing found, 2 bad input or usage, 3 other failures.";
 pub enum Command {
     /// Create the memory folder's layout (safe to run again)
     Init(cmd::init::Args),
-    /// Print what an agent loads every turn: core, recent logs, live scratch
+    /// Print what an agent loads every turn: core, the index, state, recent logs, live scratch
     Context(cmd::context::Args),
     /// Append a line to today's log
     Log(cmd::log::Args),
