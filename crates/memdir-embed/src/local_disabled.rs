@@ -1,0 +1,37 @@
+//! Stand-in for the local model when the `local-model` feature is off: same signatures, a clear
+//! error.
+
+use std::path::Path;
+
+use crate::{EmbedError, Embedder};
+
+/// A local sentence encoder; this build has none, so [`LocalEmbedder::load`] always fails.
+#[derive(Debug)]
+pub struct LocalEmbedder {
+    _private: (),
+}
+
+impl LocalEmbedder {
+    /// Fails: the local model is not enabled in this build.
+    pub fn load(_model_dir: &Path) -> Result<Self, EmbedError> {
+        Err(EmbedError::NotEnabled {
+            what: "the local model",
+            feature: "local-model",
+        })
+    }
+}
+
+impl Embedder for LocalEmbedder {
+    fn model_id(&self) -> &str {
+        ""
+    }
+    fn dimensions(&self) -> usize {
+        0
+    }
+    fn embed(&self, _texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Err(EmbedError::NotEnabled {
+            what: "the local model",
+            feature: "local-model",
+        })
+    }
+}
