@@ -319,6 +319,11 @@ fn writes_through_memdir_keep_the_index_current() {
     let f = Fixture::new();
     assert!(!f.exists("MEMORY.md"), "no notes, no index");
     f.cmd()
+        .args(["write", "people/plain.md", "no frontmatter"])
+        .assert()
+        .success();
+    assert!(!f.exists("MEMORY.md"), "nothing to list, no index");
+    f.cmd()
         .args([
             "write",
             "notes/x.md",

@@ -53,7 +53,7 @@ pub fn entries(files: &[NoteFile]) -> Vec<IndexEntry> {
         .collect()
 }
 
-/// Regenerates `MEMORY.md` from the notes. An index is not created for a folder without notes.
+/// Regenerates `MEMORY.md` from the notes. No index is created while no note can be listed.
 pub fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
     let _lock = mem.store().lock(INDEX_LOCK)?;
     let files = scan(mem.store().as_ref())?;
@@ -65,8 +65,9 @@ fn write_index(mem: &Memory, files: &[NoteFile]) -> Result<IndexReport, Error> {
     let text = render_index(&listed);
     let path = mp(INDEX_FILE);
     let current = read_text(mem.store().as_ref(), &path)?;
-    let has_notes = files.iter().any(|f| f.is_note);
-    let changed = current.as_deref() != Some(text.as_str()) && (has_notes || current.is_some());
+    // No index appears until some note can be listed; an existing one is always kept current.
+    let changed =
+        current.as_deref() != Some(text.as_str()) && (!listed.is_empty() || current.is_some());
     if changed {
         mem.store().write(&path, text.as_bytes())?;
     }
