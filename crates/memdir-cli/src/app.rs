@@ -14,6 +14,20 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
+    /// Who is writing: recorded as the git author; non-main writers log to their own file
+    /// [env: MEMDIR_WRITER; default: main]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub writer: Option<String>,
+
+    /// Where the content comes from: user, agent or external (untrusted: fenced in context,
+    /// never in core) [env: MEMDIR_SOURCE; default: user]
+    #[arg(long, global = true, value_name = "SOURCE")]
+    pub source: Option<String>,
+
+    /// Why this change is made: recorded in its git commit
+    #[arg(long, global = true, value_name = "TEXT")]
+    pub reason: Option<String>,
+
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -23,6 +37,8 @@ const AFTER_HELP: &str = "\
 Environment:
   MEMDIR_ROOT   the memory folder when --root is not given
   MEMDIR_NOW    pretend the time is this RFC 3339 instant (tests, replays)
+  MEMDIR_WRITER the writer identity when --writer is not given
+  MEMDIR_SOURCE the source label when --source is not given
   TZ            the time zone of log dates and times
 
 Exit codes: 0 ok, 1 nothing found, 2 bad input or usage, 3 other failures.";
@@ -78,6 +94,16 @@ pub enum Command {
     Completions(cmd::completions::Args),
     /// Print the man page
     Man(cmd::man::Args),
+    /// Show the changes recorded in git: who, when, what and why
+    History(cmd::history::Args),
+    /// Show who last changed each line of a file, and why
+    Blame(cmd::blame::Args),
+    /// Revert a change with a new commit (never rewrites history)
+    Undo(cmd::undo::Args),
+    /// List, accept or reject proposals to change core memory
+    Review(cmd::review::Args),
+    /// Print a file's version, for `write --base` / `edit --base`
+    Version(cmd::version::Args),
 }
 
 /// What a command needs from the environment, read once here and nowhere below.
@@ -86,12 +112,18 @@ pub struct Env {
     pub root: PathBuf,
     /// The clock.
     pub clock: Clock,
+    /// Who writes, and the trust label of what they write.
+    pub actor: memdir::Actor,
+    /// Why, for the change this command makes.
+    pub reason: Option<String>,
 }
 
 impl Env {
     /// Opens the memory folder.
     pub fn open(&self) -> Result<Memory, CliError> {
-        Ok(Memory::open(&self.root, self.clock.clone())?)
+        Ok(Memory::open(&self.root, self.clock.clone())?
+            .with_actor(self.actor.clone())
+            .with_reason(self.reason.as_deref()))
     }
 }
 
@@ -128,7 +160,24 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
         }
         _ => Clock::system(tz),
     };
-    Ok(Env { root, clock })
+    let env_or = |flag: &Option<String>, var: &str| {
+        flag.clone()
+            .or_else(|| std::env::var(var).ok().filter(|v| !v.is_empty()))
+    };
+    let writer = env_or(&cli.writer, "MEMDIR_WRITER").unwrap_or_else(|| "main".to_string());
+    if writer.trim().is_empty() || writer.contains(['\n', '<', '>']) {
+        return Err(CliError::invalid(format!("bad writer name {writer:?}")));
+    }
+    let source = match env_or(&cli.source, "MEMDIR_SOURCE") {
+        Some(s) => s.parse().map_err(CliError::invalid)?,
+        None => memdir::Source::User,
+    };
+    Ok(Env {
+        root,
+        clock,
+        actor: memdir::Actor { writer, source },
+        reason: cli.reason.clone(),
+    })
 }
 
 /// Runs the program and returns its exit code.
@@ -185,5 +234,10 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Offload(a) => cmd::offload::run(a, env),
         Command::Completions(a) => cmd::completions::run(a, env),
         Command::Man(a) => cmd::man::run(a, env),
+        Command::History(a) => cmd::history::run(a, env),
+        Command::Blame(a) => cmd::blame::run(a, env),
+        Command::Undo(a) => cmd::undo::run(a, env),
+        Command::Review(a) => cmd::review::run(a, env),
+        Command::Version(a) => cmd::version::run(a, env),
     }
 }

@@ -45,10 +45,18 @@ impl CliError {
 
 impl From<memdir::Error> for CliError {
     fn from(e: memdir::Error) -> Self {
+        if let memdir::Error::Proposed { message, .. } = &e {
+            // Not a failure: the change waits for review. Say so on stdout, exit 0.
+            return match out(message) {
+                Ok(()) => CliError::silent(exit::OK),
+                Err(e) => e,
+            };
+        }
         let code = match e.kind() {
             ErrorKind::NotFound => exit::NOT_FOUND,
             ErrorKind::Invalid | ErrorKind::Conflict => exit::INVALID,
             ErrorKind::Backend => exit::FAILURE,
+            ErrorKind::Proposed => exit::OK,
         };
         CliError {
             message: e.to_string(),

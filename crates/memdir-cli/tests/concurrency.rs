@@ -1,4 +1,5 @@
-//! Races: concurrent appenders, and a folder flipped to a symlink while writes run.
+//! Races: concurrent appenders, and a folder flipped to a symlink while writes run. These run
+//! without git so they measure the files alone; `provenance.rs` stresses writers with git.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -10,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 #[test]
 fn eight_processes_times_500_appends_lose_and_tear_nothing() {
-    let f = Fixture::new();
+    let f = Fixture::new_no_git();
     let root = f.root();
     let workers: Vec<_> = (0..8)
         .map(|w| {
@@ -53,7 +54,7 @@ fn eight_processes_times_500_appends_lose_and_tear_nothing() {
 #[test]
 fn a_folder_swapped_for_an_outside_symlink_never_receives_a_byte() {
     use rustix::fs::{CWD, RenameFlags, renameat_with};
-    let f = Fixture::new();
+    let f = Fixture::new_no_git();
     let root = f.root();
     let outside = f.dir.path().join("outside");
     std::fs::create_dir(&outside).unwrap();

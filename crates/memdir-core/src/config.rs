@@ -33,6 +33,12 @@ pub struct Config {
     pub index: IndexConfig,
     /// The cap on `state.md` and when its lines are archived.
     pub state: StateConfig,
+    /// Git provenance.
+    pub git: GitConfig,
+    /// Writers.
+    pub writers: WritersConfig,
+    /// Who may change core memory directly.
+    pub policy: PolicyConfig,
 }
 
 /// The cap on the generated index, `MEMORY.md`.
@@ -92,6 +98,55 @@ impl Default for StateConfig {
             max_lines: 100,
             max_bytes: 16 * 1024,
             archive_after: "30d".to_string(),
+        }
+    }
+}
+
+/// Git provenance settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GitConfig {
+    /// Commit every change made through memdir when the folder is a git repository.
+    pub enabled: bool,
+}
+
+impl Default for GitConfig {
+    fn default() -> Self {
+        GitConfig { enabled: true }
+    }
+}
+
+/// Writer settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WritersConfig {
+    /// The main writer, who appends to `log/YYYY-MM-DD.md`; every other writer has its own file.
+    pub main: String,
+}
+
+impl Default for WritersConfig {
+    fn default() -> Self {
+        WritersConfig {
+            main: "main".to_string(),
+        }
+    }
+}
+
+/// The gate on core memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Sources (`user`, `agent`) whose changes to core.md apply directly; others become proposals.
+    pub core_writers: Vec<String>,
+    /// The largest share of core's lines an automated rewrite may drop without being forced.
+    pub max_core_drop: f64,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            core_writers: vec!["user".to_string()],
+            max_core_drop: 0.25,
         }
     }
 }

@@ -13,6 +13,55 @@ pub fn log_path(date: Date) -> String {
     format!("{LOG_DIR}/{}.md", date.strftime("%Y-%m-%d"))
 }
 
+/// The marker at the start of a log entry whose content came from outside (web, files, tools).
+pub const EXTERNAL_MARK: &str = "[external]";
+
+/// The first line of a scratch note whose content came from outside.
+pub const EXTERNAL_SCRATCH_MARK: &str = "<!-- source: external -->";
+
+/// The path of a non-main writer's log for `date`, e.g. `log/2026-11-30.sub1.md`.
+pub fn writer_log_path(date: Date, writer: &str) -> String {
+    format!("{LOG_DIR}/{}.{writer}.md", date.strftime("%Y-%m-%d"))
+}
+
+/// The writer in a log file name: `None` for the main log `2026-11-30.md`.
+pub fn writer_of_file_name(name: &str) -> Option<&str> {
+    let stem = name.strip_suffix(".md")?;
+    stem.get(10..)?.strip_prefix('.').filter(|w| !w.is_empty())
+}
+
+/// One entry of a log file: its `HH:MM` time (if the line has one) and its full text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    /// `HH:MM`, when the first line has it.
+    pub time: Option<String>,
+    /// The entry's lines as written, newline-terminated.
+    pub text: String,
+}
+
+/// Splits a log file into entries: a line starting `- ` opens one; indented lines continue it.
+pub fn parse_entries(text: &str) -> Vec<LogEntry> {
+    let mut out: Vec<LogEntry> = Vec::new();
+    for line in text.lines() {
+        let continues = line.starts_with(' ') || line.starts_with('\t');
+        if continues && let Some(last) = out.last_mut() {
+            last.text.push_str(line);
+            last.text.push('\n');
+            continue;
+        }
+        let time = line
+            .strip_prefix("- ")
+            .and_then(|r| r.get(..5))
+            .filter(|t| Time::strptime("%H:%M", t).is_ok())
+            .map(str::to_string);
+        out.push(LogEntry {
+            time,
+            text: format!("{line}\n"),
+        });
+    }
+    out
+}
+
 /// The date in a log file name such as `2026-11-30.md` (or `2026-11-30.writer.md`).
 pub fn date_of_file_name(name: &str) -> Option<Date> {
     let stem = name.strip_suffix(".md")?;
@@ -66,5 +115,20 @@ mod tests {
         assert_eq!(date_of_file_name("2026-01-02x.md"), None);
         assert_eq!(date_of_file_name("notes.md"), None);
         assert_eq!(date_of_file_name("2026-13-02.md"), None);
+        assert_eq!(writer_of_file_name("2026-01-02.bob.md"), Some("bob"));
+        assert_eq!(writer_of_file_name("2026-01-02.md"), None);
+        assert_eq!(
+            writer_log_path(date(2026, 1, 2), "bob"),
+            "log/2026-01-02.bob.md"
+        );
+    }
+
+    #[test]
+    fn entries_keep_continuations() {
+        let e = parse_entries("- 09:05 a\n  more\n- 10:00 b\nfree text\n");
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].time.as_deref(), Some("09:05"));
+        assert_eq!(e[0].text, "- 09:05 a\n  more\n");
+        assert_eq!(e[2].time, None);
     }
 }

@@ -14,19 +14,23 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod archive;
+mod change;
 mod clock;
 mod error;
-pub mod archive;
 pub mod folder;
 pub mod index;
 pub mod lint;
 mod memory;
 pub mod notes;
+pub mod proposals;
+pub mod provenance;
 pub mod search;
 pub mod store;
 
 pub use clock::Clock;
 pub use error::{Error, ErrorKind};
 pub use folder::FolderStore;
-pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport};
+pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport, content_version};
+pub use provenance::{Actor, Source};
 pub use store::{Entry, EntryKind, Store, StoreError};

@@ -3,16 +3,33 @@
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::folder::FolderStore;
+use crate::proposals::proposed;
+use crate::provenance::{Actor, Source};
 use crate::store::{Entry, EntryKind, Store, StoreError};
 use jiff::ToSpan;
 use memdir_core::config::Config;
+use memdir_core::context::fence_untrusted;
 use memdir_core::context::{Section, render};
-use memdir_core::log::{LOG_DIR, format_entry, log_path};
+use memdir_core::log::{
+    EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK, LOG_DIR, date_of_file_name, format_entry, log_path,
+    parse_entries, writer_log_path, writer_of_file_name,
+};
 use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName, validate_slug};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
+
+/// The version of some content: its git blob id.
+pub fn content_version(data: &[u8]) -> String {
+    git2::Oid::hash_object(git2::ObjectType::Blob, data)
+        .map(|o| o.to_string())
+        .unwrap_or_default()
+}
+
+fn short(v: &str) -> &str {
+    v.get(..12).unwrap_or(v)
+}
 
 /// The always-loaded file.
 pub const CORE_FILE: &str = "core.md";
@@ -21,11 +38,19 @@ pub const CORE_FILE: &str = "core.md";
 pub const POINTER: &str = "Not loaded above: older logs, notes and the archive. Search them with \
 `memdir search <words>` (MCP: memory_search) and open a file with `memdir read <path>` (MCP: memory_read).";
 
-/// A memory folder, its settings and its clock.
+/// A memory folder, its settings, its clock, and who is writing.
+///
+/// Cloning is cheap; `with_*` methods give a copy that carries one change's identity, reason or
+/// expected version, so signatures stay small.
+#[derive(Clone)]
 pub struct Memory {
     store: Arc<dyn Store>,
     config: Config,
     clock: Clock,
+    actor: Actor,
+    reason: Option<String>,
+    base: Option<String>,
+    force: bool,
 }
 
 /// The assembled context, most stable section first.
@@ -77,8 +102,15 @@ impl Memory {
         Memory::from_store(Arc::new(FolderStore::open(root)?), clock)
     }
 
-    /// Creates the layout (idempotent: nothing that exists is touched) and opens it.
+    /// Creates the layout (idempotent: nothing that exists is touched), makes the folder a git
+    /// repository for provenance, and opens it.
     pub fn init(root: &Path, clock: Clock) -> Result<Memory, Error> {
+        Memory::init_with(root, clock, true)
+    }
+
+    /// Like [`Memory::init`]; `git: false` opts out of the repository (as does
+    /// `[git] enabled = false` in the config).
+    pub fn init_with(root: &Path, clock: Clock, git: bool) -> Result<Memory, Error> {
         let store = Arc::new(FolderStore::create(root)?);
         for dir in [LOG_DIR, SCRATCH_DIR] {
             store.create_dir(&mp(dir))?;
@@ -89,7 +121,12 @@ impl Memory {
         if store.read_meta("config.toml")?.is_none() {
             store.write_meta("config.toml", Config::template().as_bytes())?;
         }
-        Memory::from_store(store, clock)
+        let mem = Memory::from_store(store, clock)?;
+        if git && mem.config.git.enabled {
+            let _lock = mem.store.lock("git")?;
+            crate::provenance::Git::init(root, mem.clock.now().timestamp())?;
+        }
+        Ok(mem)
     }
 
     /// Wraps any store; reads `.memdir/config.toml` through it.
@@ -104,7 +141,93 @@ impl Memory {
             store,
             config,
             clock,
+            actor: Actor::default(),
+            reason: None,
+            base: None,
+            force: false,
         })
+    }
+
+    /// This memory, written by `actor`.
+    pub fn with_actor(&self, actor: Actor) -> Memory {
+        Memory {
+            actor,
+            ..self.clone()
+        }
+    }
+
+    /// This memory, recording `reason` with the next change.
+    pub fn with_reason(&self, reason: Option<&str>) -> Memory {
+        Memory {
+            reason: reason.map(str::to_string),
+            ..self.clone()
+        }
+    }
+
+    /// This memory, refusing a whole-file write or edit unless the file is still at `version`
+    /// (from [`Memory::version`]): a stale edit is a conflict, never a lost update.
+    pub fn with_base(&self, version: Option<&str>) -> Memory {
+        Memory {
+            base: version.map(str::to_string),
+            ..self.clone()
+        }
+    }
+
+    /// This memory, allowing a rewrite of core that drops many lines.
+    pub fn with_force(&self, force: bool) -> Memory {
+        Memory {
+            force,
+            ..self.clone()
+        }
+    }
+
+    /// Who is writing.
+    pub fn actor(&self) -> &Actor {
+        &self.actor
+    }
+
+    /// True when a large rewrite of core was explicitly allowed.
+    pub(crate) fn forced(&self) -> bool {
+        self.force
+    }
+
+    /// The reason recorded with the next change.
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// The root when it is a local git repository that memdir records changes in.
+    pub(crate) fn git_root(&self) -> Option<&Path> {
+        if !self.config.git.enabled {
+            return None;
+        }
+        self.store.local_root().filter(|r| r.join(".git").exists())
+    }
+
+    /// A file's version: its git blob id (as `git hash-object` prints), or `None` if absent.
+    pub fn version(&self, path: &str) -> Result<Option<String>, Error> {
+        let p = MemPath::parse_file(path)?;
+        match self.store.read(&p) {
+            Ok(b) => Ok(Some(content_version(&b))),
+            Err(StoreError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Refuses the change when a base version was given and the file has moved on.
+    fn check_base(&self, p: &MemPath, current: Option<&[u8]>) -> Result<(), Error> {
+        let Some(base) = &self.base else {
+            return Ok(());
+        };
+        let now = current.map(content_version);
+        if now.as_deref() != Some(base.as_str()) {
+            return Err(Error::Conflict(format!(
+                "{p} changed since you read it (you had version {}, it is now {}): read it again and redo your edit",
+                short(base),
+                now.as_deref().map(short).unwrap_or("deleted")
+            )));
+        }
+        Ok(())
     }
 
     /// The store underneath.
@@ -126,6 +249,15 @@ impl Memory {
     fn read_opt(&self, path: &MemPath) -> Result<Option<String>, Error> {
         match self.store.read(path) {
             Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+            Err(StoreError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Reads a file's bytes; `None` when it does not exist.
+    fn read_bytes_opt(&self, path: &MemPath) -> Result<Option<Vec<u8>>, Error> {
+        match self.store.read(path) {
+            Ok(b) => Ok(Some(b)),
             Err(StoreError::NotFound(_)) => Ok(None),
             Err(e) => Err(e.into()),
         }
@@ -161,8 +293,7 @@ impl Memory {
         let today = now.date();
         let yesterday = today.checked_sub(1.day()).unwrap_or(today);
         for (date, label) in [(yesterday, "yesterday"), (today, "today")] {
-            let path = log_path(date);
-            if let Some(text) = self.read_opt(&mp(&path))?
+            if let Some((path, text)) = self.day_log(date)?
                 && !text.trim().is_empty()
             {
                 sections.push(Section::new(
@@ -181,9 +312,12 @@ impl Memory {
             if e.kind != EntryKind::File || name.expires_ms <= now_ms {
                 continue;
             }
-            let Some(text) = self.read_opt(&e.path)? else {
+            let Some(mut text) = self.read_opt(&e.path)? else {
                 continue;
             };
+            if let Some(rest) = text.strip_prefix(EXTERNAL_SCRATCH_MARK) {
+                text = fence_untrusted(rest.trim_start_matches('\n'));
+            }
             let expires = jiff::Timestamp::from_millisecond(name.expires_ms)
                 .map(|t| {
                     t.to_zoned_datetime(now.time_zone().clone())
@@ -202,12 +336,77 @@ impl Memory {
         Ok(Context { sections })
     }
 
-    /// Appends one entry to today's log.
+    /// One day's log for the context: the main file and every writer's file merged in time
+    /// order (stable, main first), non-main lines tagged with their writer, and entries from
+    /// external sources fenced. Returns the main path and the text.
+    fn day_log(&self, date: jiff::civil::Date) -> Result<Option<(String, String)>, Error> {
+        let main = log_path(date);
+        let mut files: Vec<(Option<String>, String)> = Vec::new();
+        for e in self.list_opt(&mp(LOG_DIR))? {
+            let Some(name) = e.path.file_name() else {
+                continue;
+            };
+            if e.kind != EntryKind::File || date_of_file_name(name) != Some(date) {
+                continue;
+            }
+            let writer = writer_of_file_name(name).map(str::to_string);
+            if let Some(text) = self.read_opt(&e.path)? {
+                files.push((writer, text));
+            }
+        }
+        if files.is_empty() {
+            return Ok(None);
+        }
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut entries: Vec<(String, usize, String)> = Vec::new();
+        for (writer, text) in &files {
+            for entry in parse_entries(text) {
+                let key = entry.time.clone().unwrap_or_default();
+                let mut line = entry.text.clone();
+                if let (Some(w), Some(t)) = (writer, &entry.time) {
+                    let prefix = format!("- {t} ");
+                    if let Some(rest) = line.strip_prefix(&prefix) {
+                        line = format!("{prefix}({w}) {rest}");
+                    }
+                }
+                let external = entry
+                    .text
+                    .get(8..)
+                    .is_some_and(|r| r.starts_with(EXTERNAL_MARK));
+                if external {
+                    line = fence_untrusted(&line);
+                }
+                entries.push((key, entries.len(), line));
+            }
+        }
+        if files.len() > 1 {
+            entries.sort_by(|a, b| (a.0.as_str(), a.1).cmp(&(b.0.as_str(), b.1)));
+        }
+        Ok(Some((main, entries.into_iter().map(|e| e.2).collect())))
+    }
+
+    /// Appends one entry to today's log. Writers other than the main one append to their own
+    /// file, `log/YYYY-MM-DD.<writer>.md`, so they never contend on one file.
     pub fn log(&self, text: &str) -> Result<LogReceipt, Error> {
         let now = self.clock.now();
+        let marked;
+        let text = if self.actor.source == Source::External {
+            marked = format!("{EXTERNAL_MARK} {text}");
+            marked.as_str()
+        } else {
+            text
+        };
         let entry = format_entry(now.time(), text).map_err(Error::Invalid)?;
-        let path = log_path(now.date());
+        let path = if self.actor.writer == self.config.writers.main {
+            log_path(now.date())
+        } else {
+            validate_slug(&self.actor.writer)
+                .map_err(|e| Error::Invalid(format!("writer: {e}")))?;
+            writer_log_path(now.date(), &self.actor.writer)
+        };
+        let tx = self.begin("log", &path)?;
         self.store.append(&mp(&path), entry.as_bytes())?;
+        tx.commit()?;
         Ok(LogReceipt { path, entry })
     }
 
@@ -232,6 +431,12 @@ impl Memory {
         }
         .file_name();
         let path = mp(SCRATCH_DIR).join(&file)?;
+        let body = if self.actor.source == Source::External {
+            format!("{EXTERNAL_SCRATCH_MARK}\n{body}")
+        } else {
+            body.to_string()
+        };
+        let tx = self.begin("scratch", path.as_str())?;
         self.store.write(&path, body.as_bytes())?;
         for e in self.list_opt(&mp(SCRATCH_DIR))? {
             if e.path != path
@@ -243,6 +448,7 @@ impl Memory {
                 self.store.remove(&e.path)?;
             }
         }
+        tx.commit()?;
         Ok(path.to_string())
     }
 
@@ -252,20 +458,33 @@ impl Memory {
         Ok(self.store.read(&p)?)
     }
 
-    /// Creates or replaces a file. `core.md` is checked against its cap first.
+    /// Creates or replaces a file. `core.md` is checked against its cap and the core policy first.
     pub fn write(&self, path: &str, content: &str) -> Result<(), Error> {
         let p = MemPath::parse_file(path)?;
+        let tx = self.begin("write", p.as_str())?;
         if p.as_str() == CORE_FILE {
             let _lock = self.store.lock("core")?;
-            let current = self.read_opt(&p)?.unwrap_or_default();
+            let current = self.read_opt(&p)?;
+            self.check_base(&p, current.as_deref().map(str::as_bytes))?;
+            let current = current.unwrap_or_default();
             self.config.core.cap().check(CORE_FILE, &current, content)?;
+            if !self.gate_core(&current, content)? {
+                let id = self.write_proposal(&current, content)?;
+                tx.commit()?;
+                return Err(proposed(&id));
+            }
             self.store.write(&p, content.as_bytes())?;
-            return Ok(());
+        } else {
+            if self.base.is_some() {
+                let current = self.read_bytes_opt(&p)?;
+                self.check_base(&p, current.as_deref())?;
+            }
+            match crate::notes::write_hook(self, &p, content, false) {
+                Some(done) => done?,
+                None => self.store.write(&p, content.as_bytes())?,
+            }
         }
-        if let Some(done) = crate::notes::write_hook(self, &p, content, false) {
-            return done;
-        }
-        Ok(self.store.write(&p, content.as_bytes())?)
+        tx.commit()
     }
 
     /// Replaces exactly one occurrence of `old` with `new` in a file.
@@ -276,12 +495,14 @@ impl Memory {
                 "the text to replace is empty: give the exact text to change".into(),
             ));
         }
+        let tx = self.begin("edit", p.as_str())?;
         let _lock = self.store.lock(if p.as_str() == CORE_FILE {
             "core"
         } else {
             p.as_str()
         })?;
         let bytes = self.store.read(&p)?;
+        self.check_base(&p, Some(&bytes))?;
         let text = String::from_utf8(bytes).map_err(|_| {
             Error::Invalid(format!(
                 "{p} is not UTF-8 text: it cannot be edited by text"
@@ -303,11 +524,17 @@ impl Memory {
         let updated = text.replacen(old, new, 1);
         if p.as_str() == CORE_FILE {
             self.config.core.cap().check(CORE_FILE, &text, &updated)?;
+            if !self.gate_core(&text, &updated)? {
+                let id = self.write_proposal(&text, &updated)?;
+                tx.commit()?;
+                return Err(proposed(&id));
+            }
         }
-        if let Some(done) = crate::notes::write_hook(self, &p, &updated, true) {
-            return done;
+        match crate::notes::write_hook(self, &p, &updated, true) {
+            Some(done) => done?,
+            None => self.store.write(&p, updated.as_bytes())?,
         }
-        Ok(self.store.write(&p, updated.as_bytes())?)
+        tx.commit()
     }
 
     /// Lists a folder (or describes one file).
@@ -326,8 +553,13 @@ impl Memory {
         if p.is_root() {
             return Err(Error::Invalid("cannot delete the memory root".into()));
         }
+        let tx = self.begin("rm", p.as_str())?;
+        if p.as_str() == CORE_FILE {
+            self.refuse_core_move_unless_user()?;
+        }
         self.store.remove(&p)?;
-        crate::notes::after_change(self, &[&p])
+        crate::notes::after_change(self, &[&p])?;
+        tx.commit()
     }
 
     /// Moves a file or folder; never overwrites.
@@ -337,18 +569,30 @@ impl Memory {
         if f.is_root() || t.is_root() {
             return Err(Error::Invalid("cannot move the memory root".into()));
         }
+        let tx = self.begin("mv", &format!("{f} -> {t}"))?;
         if t.as_str() == CORE_FILE {
             let _lock = self.store.lock("core")?;
+            self.refuse_core_move_unless_user()?;
             let incoming = self.read_opt(&f)?.unwrap_or_default();
             self.config.core.cap().check(CORE_FILE, "", &incoming)?;
-            return Ok(self.store.rename(&f, &t)?);
+            self.store.rename(&f, &t)?;
+        } else {
+            if f.as_str() == CORE_FILE {
+                self.refuse_core_move_unless_user()?;
+            }
+            self.store.rename(&f, &t)?;
         }
-        self.store.rename(&f, &t)?;
-        crate::notes::after_change(self, &[&f, &t])
+        crate::notes::after_change(self, &[&f, &t])?;
+        tx.commit()
     }
 
     /// Deletes expired scratch notes. Idempotent; odd names and folders are skipped.
     pub fn sweep(&self, dry_run: bool) -> Result<SweepReport, Error> {
+        let tx = if dry_run {
+            None
+        } else {
+            Some(self.begin("sweep", SCRATCH_DIR)?)
+        };
         let now_ms = self.clock.now().timestamp().as_millisecond();
         let mut report = SweepReport::default();
         for e in self.list_opt(&mp(SCRATCH_DIR))? {
@@ -369,6 +613,9 @@ impl Memory {
             }
         }
         crate::archive::sweep(self, dry_run, &mut report)?;
+        if let Some(tx) = tx {
+            tx.commit()?;
+        }
         Ok(report)
     }
 }

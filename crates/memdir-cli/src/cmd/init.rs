@@ -3,13 +3,18 @@
 use crate::app::Env;
 use crate::ui::{CliResult, out};
 
-/// Create the layout: core.md, log/, scratch/, .memdir/config.toml. Existing files are kept.
+/// Create the layout: core.md, log/, scratch/, .memdir/config.toml, and a git repository for
+/// provenance. Existing files are kept.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  memdir --root ~/agent-memory init")]
-pub struct Args {}
+pub struct Args {
+    /// Do not make the folder a git repository (no provenance history).
+    #[arg(long)]
+    pub no_git: bool,
+}
 
 /// Runs `init`.
-pub fn run(_: Args, env: &Env) -> CliResult {
-    memdir::Memory::init(&env.root, env.clock.clone())?;
+pub fn run(a: Args, env: &Env) -> CliResult {
+    memdir::Memory::init_with(&env.root, env.clock.clone(), !a.no_git)?;
     out(&format!("memory folder ready at {}", env.root.display()))
 }

@@ -1,9 +1,11 @@
 //! One module per command: an `Args` struct and a `run` function.
 
+pub mod blame;
 pub mod completions;
 pub mod context;
 pub mod edit;
 pub mod flush_prompt;
+pub mod history;
 pub mod hook;
 pub mod index;
 pub mod init;
@@ -17,10 +19,13 @@ pub mod mv;
 pub mod note;
 pub mod offload;
 pub mod read;
+pub mod review;
 pub mod rm;
 pub mod scratch;
 pub mod search;
 pub mod serve;
 pub mod sweep;
 pub mod tool;
+pub mod undo;
+pub mod version;
 pub mod write;

@@ -11,6 +11,13 @@ use crate::ui::{CliResult, body_arg, out};
 pub struct Args {
     /// A path inside the memory folder.
     pub path: String,
+    /// Refuse unless the file is still at this version (from `memdir version PATH`): a stale
+    /// edit is a conflict, never a lost update.
+    #[arg(long, value_name = "VERSION")]
+    pub base: Option<String>,
+    /// Allow a rewrite of core.md that drops many of its lines (the old text stays in git).
+    #[arg(long)]
+    pub force: bool,
     /// The content; `-` reads stdin; absent writes an empty file.
     #[arg(allow_hyphen_values = true)]
     pub body: Option<String>,
@@ -19,6 +26,9 @@ pub struct Args {
 /// Runs `write`.
 pub fn run(a: Args, env: &Env) -> CliResult {
     let body = body_arg(a.body.as_deref())?;
-    env.open()?.write(&a.path, &body)?;
+    env.open()?
+        .with_base(a.base.as_deref())
+        .with_force(a.force)
+        .write(&a.path, &body)?;
     out(&format!("wrote {}", a.path))
 }

@@ -27,6 +27,13 @@ impl Fixture {
         f
     }
 
+    /// A temp dir after `memdir init --no-git`, for tests about the files alone.
+    pub fn new_no_git() -> Fixture {
+        let f = Fixture::empty();
+        f.cmd().args(["init", "--no-git"]).assert().success();
+        f
+    }
+
     /// The memory root.
     pub fn root(&self) -> PathBuf {
         self.dir.path().join("mem")

@@ -1,0 +1,326 @@
+//! The gate on core memory: who may write it directly, proposals for everyone else, and a guard
+//! against automated rewrites that drop much of it.
+//!
+//! A proposal is a reviewable Markdown file, `proposals/<id>.md`: a small header, the diff, and
+//! the full proposed content in a fenced block. `memdir review accept ID` applies it (if core has
+//! not changed since) and `reject` deletes it; git keeps both.
+
+use crate::error::Error;
+use crate::memory::{CORE_FILE, Memory, content_version};
+use crate::provenance::{Actor, Source};
+use crate::store::{EntryKind, StoreError};
+use memdir_core::path::MemPath;
+use serde::Serialize;
+
+/// The folder that holds proposals.
+pub const PROPOSALS_DIR: &str = "proposals";
+
+/// A pending change to core memory.
+#[derive(Debug, Clone, Serialize)]
+pub struct Proposal {
+    /// Its id (the file stem).
+    pub id: String,
+    /// Its file.
+    pub path: String,
+    /// Who proposed it.
+    pub writer: String,
+    /// Why, when given.
+    pub reason: String,
+    /// When, RFC 3339.
+    pub created: String,
+    /// Core's version the proposal was made against.
+    pub base: String,
+    /// The unified diff.
+    pub diff: String,
+    /// The full proposed content of core.md.
+    #[serde(skip)]
+    pub content: String,
+}
+
+/// The error returned when a change became a proposal.
+pub(crate) fn proposed(id: &str) -> Error {
+    Error::Proposed {
+        id: id.to_string(),
+        message: format!(
+            "core.md is gated: your change was saved as proposal {id} (proposals/{id}.md) for the user to review with `memdir review`"
+        ),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Renders a proposal file.
+fn render(p: &Proposal) -> String {
+    let longest = p
+        .content
+        .lines()
+        .map(|l| l.len() - l.trim_start_matches('`').len())
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(3) + 1);
+    format!(
+        "---\nid: {}\ntarget: {CORE_FILE}\nwriter: {}\nreason: {}\ncreated: {}\nbase: {}\n---\n\
+         # Proposed change to {CORE_FILE}\n\nReview with `memdir review accept {}` or `memdir review reject {}`.\n\n\
+         ## Diff\n\n```diff\n{}```\n\n## Proposed content\n\n{fence}markdown\n{}{}{fence}\n",
+        p.id,
+        p.writer,
+        one_line(&p.reason),
+        p.created,
+        p.base,
+        p.id,
+        p.id,
+        p.diff,
+        p.content,
+        if p.content.ends_with('\n') || p.content.is_empty() {
+            ""
+        } else {
+            "\n"
+        },
+    )
+}
+
+/// Parses a proposal file; `None` when it is not one.
+fn parse(id: &str, path: &str, text: &str) -> Option<Proposal> {
+    let rest = text.strip_prefix("---\n")?;
+    let (head, body) = rest.split_once("\n---\n")?;
+    let field = |k: &str| {
+        head.lines()
+            .find_map(|l| l.strip_prefix(k).and_then(|r| r.strip_prefix(": ")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let after = body.split_once("\n## Proposed content\n\n")?.1;
+    let (fence_line, content) = after.split_once('\n')?;
+    let fence = fence_line.strip_suffix("markdown")?;
+    let end = content
+        .rfind(&format!("{fence}\n"))
+        .or_else(|| content.rfind(fence))?;
+    let diff = body
+        .split_once("```diff\n")
+        .and_then(|(_, d)| d.split_once("```\n"))
+        .map(|(d, _)| d.to_string())
+        .unwrap_or_default();
+    Some(Proposal {
+        id: id.to_string(),
+        path: path.to_string(),
+        writer: field("writer"),
+        reason: field("reason"),
+        created: field("created"),
+        base: field("base"),
+        diff,
+        content: content[..end].to_string(),
+    })
+}
+
+/// Lines of `old` missing from `new`, counted with multiplicity.
+fn dropped_lines(old: &str, new: &str) -> usize {
+    let mut pool: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for l in new.lines() {
+        *pool.entry(l.trim()).or_default() += 1;
+    }
+    old.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| match pool.get_mut(l.trim()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .count()
+}
+
+impl Memory {
+    /// Decides a change to core: `Ok(true)` to write it, `Ok(false)` to turn it into a proposal,
+    /// or an error when it is refused outright.
+    pub(crate) fn gate_core(&self, current: &str, new: &str) -> Result<bool, Error> {
+        let source = self.actor().source;
+        if source == Source::External {
+            return Err(Error::Invalid(
+                "core memory never takes external content: save it as a note (source external) instead".into(),
+            ));
+        }
+        if !self
+            .config()
+            .policy
+            .core_writers
+            .iter()
+            .any(|w| w == source.as_str())
+        {
+            return Ok(false);
+        }
+        let total = current.lines().filter(|l| !l.trim().is_empty()).count();
+        let dropped = dropped_lines(current, new);
+        let share = self.config().policy.max_core_drop;
+        if source != Source::User
+            && !self.forced()
+            && total > 0
+            && dropped as f64 > share * total as f64
+        {
+            return Err(Error::Invalid(format!(
+                "this rewrite of core.md drops {dropped} of its {total} lines (over {:.0}%): edit single lines instead, or force it (the old version stays in git)",
+                share * 100.0
+            )));
+        }
+        Ok(true)
+    }
+
+    /// Moving or deleting core.md is for the user only.
+    pub(crate) fn refuse_core_move_unless_user(&self) -> Result<(), Error> {
+        if self.actor().source != Source::User {
+            return Err(Error::Invalid(format!(
+                "only the user may move or delete {CORE_FILE}: edit it instead, or ask the user"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Saves a proposal to change core from `current` to `new`; returns its id.
+    pub(crate) fn write_proposal(&self, current: &str, new: &str) -> Result<String, Error> {
+        let now = self.clock().now();
+        let writer = &self.actor().writer;
+        let base = content_version(current.as_bytes());
+        let tag: String = content_version(new.as_bytes()).chars().take(6).collect();
+        let id = format!("{}-{}-{tag}", now.strftime("%Y%m%d-%H%M%S"), slug(writer));
+        let diff = similar::TextDiff::from_lines(current, new)
+            .unified_diff()
+            .context_radius(2)
+            .header(CORE_FILE, CORE_FILE)
+            .to_string();
+        let p = Proposal {
+            id: id.clone(),
+            path: format!("{PROPOSALS_DIR}/{id}.md"),
+            writer: writer.clone(),
+            reason: self.reason().unwrap_or_default().to_string(),
+            created: now.timestamp().to_string(),
+            base,
+            diff,
+            content: new.to_string(),
+        };
+        self.store()
+            .write(&MemPath::parse_file(&p.path)?, render(&p).as_bytes())?;
+        Ok(id)
+    }
+
+    /// Pending proposals, oldest first.
+    pub fn proposals(&self) -> Result<Vec<Proposal>, Error> {
+        let dir = MemPath::parse(PROPOSALS_DIR)?;
+        let entries = match self.store().list(&dir) {
+            Ok(v) => v,
+            Err(StoreError::NotFound(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let mut out = Vec::new();
+        for e in entries.into_iter().filter(|e| e.kind == EntryKind::File) {
+            let Some(id) = e.path.file_name().and_then(|n| n.strip_suffix(".md")) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&self.store().read(&e.path)?).into_owned();
+            if let Some(p) = parse(id, e.path.as_str(), &text) {
+                out.push(p);
+            }
+        }
+        Ok(out)
+    }
+
+    fn proposal(&self, id: &str) -> Result<Proposal, Error> {
+        self.proposals()?
+            .into_iter()
+            .find(|p| p.id == id)
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "no proposal {id:?}: list them with `memdir review`"
+                ))
+            })
+    }
+
+    /// Applies a proposal as the user would, then deletes it. Refused if core changed since.
+    pub fn accept_proposal(&self, id: &str) -> Result<Proposal, Error> {
+        let p = self.proposal(id)?;
+        let reason = format!("accept proposal {id} by {}", p.writer);
+        let user = self
+            .with_actor(Actor {
+                writer: self.actor().writer.clone(),
+                source: Source::User,
+            })
+            .with_reason(Some(&reason))
+            .with_base(Some(&p.base));
+        let tx = user.begin("review accept", CORE_FILE)?;
+        let core = MemPath::parse_file(CORE_FILE)?;
+        let current = match self.store().read(&core) {
+            Ok(b) => b,
+            Err(StoreError::NotFound(_)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        if content_version(&current) != p.base {
+            return Err(Error::Conflict(format!(
+                "core.md changed since proposal {id} was made: reject it and propose again"
+            )));
+        }
+        self.config().core.cap().check(
+            CORE_FILE,
+            &String::from_utf8_lossy(&current),
+            &p.content,
+        )?;
+        self.store().write(&core, p.content.as_bytes())?;
+        self.store().remove(&MemPath::parse_file(&p.path)?)?;
+        tx.commit()?;
+        Ok(p)
+    }
+
+    /// Deletes a proposal (git keeps it).
+    pub fn reject_proposal(&self, id: &str) -> Result<Proposal, Error> {
+        let p = self.proposal(id)?;
+        let tx = self.begin("review reject", &p.path)?;
+        self.store().remove(&MemPath::parse_file(&p.path)?)?;
+        tx.commit()?;
+        Ok(p)
+    }
+}
+
+fn slug(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    s.trim_matches('-').chars().take(32).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proposal_round_trips_even_with_fences_inside() {
+        let p = Proposal {
+            id: "20261130-091500-bot-abc123".into(),
+            path: "proposals/20261130-091500-bot-abc123.md".into(),
+            writer: "bot".into(),
+            reason: "tidy".into(),
+            created: "2026-11-30T09:15:00Z".into(),
+            base: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".into(),
+            diff: "@@ -0,0 +1 @@\n+a\n".into(),
+            content: "a\n```\ncode\n```\nno newline".into(),
+        };
+        let q = parse(&p.id, &p.path, &render(&p)).unwrap();
+        assert_eq!(q.content, "a\n```\ncode\n```\nno newline\n");
+        assert_eq!(q.writer, "bot");
+        assert_eq!(q.base, p.base);
+        assert_eq!(q.diff, p.diff);
+    }
+
+    #[test]
+    fn dropped_lines_counts_removed_lines() {
+        assert_eq!(dropped_lines("a\nb\nc\nd\n", "a\nb\nc\nd\ne\n"), 0);
+        assert_eq!(dropped_lines("a\nb\nc\nd\n", "a\nx\n"), 3);
+        assert_eq!(dropped_lines("a\na\n", "a\n"), 1);
+    }
+}

@@ -1,0 +1,445 @@
+//! Git provenance: every change made through memdir becomes a commit by its writer.
+//!
+//! The memory folder is an ordinary git repository, so `git log -p` works on it. memdir commits
+//! with libgit2 (vendored), in-process. Each change runs as: take the `git` lock, commit whatever
+//! was edited by hand since the last commit (authored `hand-edit`), apply the change, commit it
+//! (authored by the writer, message naming the operation, the path and the reason). So a hand
+//! edit is never swept into memdir's commit. `.memdir/` and temp files are excluded through
+//! `.git/info/exclude`, which is not part of memory.
+//!
+//! Undo never rewrites history: it computes the revert with libgit2 and writes the reverted files
+//! back through the [`Store`] (so confinement holds), then commits that.
+
+use crate::store::{Store, StoreError};
+use git2::{IndexAddOption, Oid, Repository, Signature, StatusOptions, Time};
+use jiff::Timestamp;
+use memdir_core::path::MemPath;
+use serde::Serialize;
+use std::path::Path;
+
+/// Trailer that carries the reason in a commit message.
+pub const REASON_TRAILER: &str = "Memdir-Reason";
+/// Trailer that carries the source (`user`, `agent`, `external`).
+pub const SOURCE_TRAILER: &str = "Memdir-Source";
+/// The author name of commits that record edits made by hand.
+pub const HAND_EDIT: &str = "hand-edit";
+
+/// Who makes a change, and from where its content comes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// The writer identity (`--writer`, `MEMDIR_WRITER`, or the MCP client's name).
+    pub writer: String,
+    /// Where the content comes from.
+    pub source: Source,
+}
+
+impl Default for Actor {
+    fn default() -> Self {
+        Actor {
+            writer: "main".to_string(),
+            source: Source::User,
+        }
+    }
+}
+
+/// The trust label of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Typed or approved by the person.
+    User,
+    /// Written by an agent on its own judgement.
+    Agent,
+    /// Content from outside: the web, files, tool output. Never trusted as instructions.
+    External,
+}
+
+impl Source {
+    /// The label as written in files and commits.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::User => "user",
+            Source::Agent => "agent",
+            Source::External => "external",
+        }
+    }
+}
+
+impl std::str::FromStr for Source {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "user" => Ok(Source::User),
+            "agent" => Ok(Source::Agent),
+            "external" => Ok(Source::External),
+            _ => Err(format!("bad source {s:?}: use user, agent or external")),
+        }
+    }
+}
+
+/// One commit in a history listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryEntry {
+    /// Full commit id.
+    pub commit: String,
+    /// The author: the writer.
+    pub writer: String,
+    /// Commit time, RFC 3339.
+    pub date: String,
+    /// The first line of the message.
+    pub summary: String,
+    /// The reason, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The source label, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// One line of a blame.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlameLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// The commit that last changed the line.
+    pub commit: String,
+    /// Its writer.
+    pub writer: String,
+    /// Its time, RFC 3339.
+    pub date: String,
+    /// Its reason, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The line's text.
+    pub text: String,
+}
+
+/// A git repository at the memory root.
+pub struct Git {
+    repo: Repository,
+}
+
+fn backend(e: git2::Error) -> StoreError {
+    StoreError::Backend(format!("git: {}", e.message()))
+}
+
+fn trailer(message: &str, key: &str) -> Option<String> {
+    message.lines().rev().find_map(|l| {
+        l.strip_prefix(key)
+            .and_then(|r| r.strip_prefix(": "))
+            .map(|v| v.trim().to_string())
+    })
+}
+
+fn rfc3339(t: Time) -> String {
+    Timestamp::from_second(t.seconds())
+        .map(|ts| ts.to_string())
+        .unwrap_or_default()
+}
+
+/// Commit message for an operation: `op path`, then the reason and trailers.
+pub fn message(op: &str, path: &str, reason: Option<&str>, source: Source) -> String {
+    let mut m = format!("{op} {path}\n");
+    let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+    if let Some(r) = reason {
+        m.push('\n');
+        m.push_str(r);
+        m.push('\n');
+    }
+    m.push('\n');
+    if let Some(r) = reason {
+        m.push_str(&format!("{REASON_TRAILER}: {}\n", r.replace('\n', " ")));
+    }
+    m.push_str(&format!("{SOURCE_TRAILER}: {}\n", source.as_str()));
+    m
+}
+
+impl Git {
+    /// Opens the repository at `root`, if there is one.
+    pub fn open(root: &Path) -> Option<Git> {
+        if !root.join(".git").exists() {
+            return None;
+        }
+        Repository::open(root).ok().map(|repo| Git { repo })
+    }
+
+    /// Makes `root` a repository (idempotent) with `.memdir/` excluded, and commits what is
+    /// there as the first commit.
+    pub fn init(root: &Path, now: Timestamp) -> Result<Git, StoreError> {
+        let repo = match Repository::open(root) {
+            Ok(r) => r,
+            Err(_) => Repository::init(root).map_err(backend)?,
+        };
+        let info = repo.path().join("info");
+        std::fs::create_dir_all(&info).map_err(|e| StoreError::Backend(format!("git: {e}")))?;
+        let exclude = info.join("exclude");
+        let current = std::fs::read_to_string(&exclude).unwrap_or_default();
+        if !current.lines().any(|l| l == "/.memdir/") {
+            let text = format!("{current}# memdir's own state and temp files\n/.memdir/\n.*.tmp\n");
+            std::fs::write(&exclude, text).map_err(|e| StoreError::Backend(format!("git: {e}")))?;
+        }
+        let git = Git { repo };
+        git.commit_all(
+            &Actor {
+                writer: "memdir".into(),
+                source: Source::User,
+            },
+            "init memory folder\n",
+            now,
+        )?;
+        Ok(git)
+    }
+
+    /// True when the working tree differs from HEAD (ignoring excluded files).
+    fn dirty(&self) -> Result<bool, StoreError> {
+        let mut opts = StatusOptions::new();
+        opts.include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false);
+        Ok(!self
+            .repo
+            .statuses(Some(&mut opts))
+            .map_err(backend)?
+            .is_empty())
+    }
+
+    /// Commits edits made by hand since the last commit, authored `hand-edit`.
+    pub fn commit_hand_edits(&self, now: Timestamp) -> Result<Option<Oid>, StoreError> {
+        if !self.dirty()? {
+            return Ok(None);
+        }
+        let actor = Actor {
+            writer: HAND_EDIT.to_string(),
+            source: Source::User,
+        };
+        self.commit_all(
+            &actor,
+            "hand edit\n\nchanges made outside memdir, recorded before memdir's next change\n",
+            now,
+        )
+    }
+
+    /// Stages every change and commits it; `None` when nothing changed.
+    pub fn commit_all(
+        &self,
+        actor: &Actor,
+        message: &str,
+        now: Timestamp,
+    ) -> Result<Option<Oid>, StoreError> {
+        let mut index = self.repo.index().map_err(backend)?;
+        index
+            .add_all(["*"], IndexAddOption::DEFAULT, None)
+            .map_err(backend)?;
+        index.update_all(["*"], None).map_err(backend)?;
+        index.write().map_err(backend)?;
+        let tree_id = index.write_tree().map_err(backend)?;
+        let parent = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        if let Some(p) = &parent
+            && p.tree_id() == tree_id
+        {
+            return Ok(None);
+        }
+        let tree = self.repo.find_tree(tree_id).map_err(backend)?;
+        let time = Time::new(now.as_second(), 0);
+        let email = format!(
+            "{}@memdir.invalid",
+            actor.writer.replace(char::is_whitespace, "-")
+        );
+        let author = Signature::new(&actor.writer, &email, &time).map_err(backend)?;
+        let committer =
+            Signature::new("memdir", "memdir@memdir.invalid", &time).map_err(backend)?;
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        let oid = self
+            .repo
+            .commit(Some("HEAD"), &author, &committer, message, &tree, &parents)
+            .map_err(backend)?;
+        Ok(Some(oid))
+    }
+
+    /// Commits touching `path` (all when `None`), newest first.
+    pub fn history(
+        &self,
+        path: Option<&MemPath>,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let mut walk = self.repo.revwalk().map_err(backend)?;
+        if walk.push_head().is_err() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for oid in walk {
+            let oid = oid.map_err(backend)?;
+            let commit = self.repo.find_commit(oid).map_err(backend)?;
+            if let Some(p) = path
+                && !self.touches(&commit, p)?
+            {
+                continue;
+            }
+            let msg = commit.message().unwrap_or_default().to_string();
+            out.push(HistoryEntry {
+                commit: oid.to_string(),
+                writer: commit.author().name().unwrap_or_default().to_string(),
+                date: rfc3339(commit.time()),
+                summary: commit
+                    .summary()
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default()
+                    .to_string(),
+                reason: trailer(&msg, REASON_TRAILER),
+                source: trailer(&msg, SOURCE_TRAILER),
+            });
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn touches(&self, commit: &git2::Commit, path: &MemPath) -> Result<bool, StoreError> {
+        let entry_id =
+            |tree: &git2::Tree| tree.get_path(Path::new(path.as_str())).ok().map(|e| e.id());
+        let tree = commit.tree().map_err(backend)?;
+        let mine = entry_id(&tree);
+        let before = match commit.parent(0) {
+            Ok(p) => entry_id(&p.tree().map_err(backend)?),
+            Err(_) => None,
+        };
+        Ok(mine != before)
+    }
+
+    /// Who last changed each line of a committed file.
+    pub fn blame(&self, path: &MemPath) -> Result<Vec<BlameLine>, StoreError> {
+        let blame = self
+            .repo
+            .blame_file(Path::new(path.as_str()), None)
+            .map_err(|e| match e.code() {
+                git2::ErrorCode::NotFound => {
+                    StoreError::NotFound(format!("{path} has no history yet"))
+                }
+                _ => backend(e),
+            })?;
+        let head = self
+            .repo
+            .head()
+            .and_then(|h| h.peel_to_tree())
+            .map_err(backend)?;
+        let entry = head
+            .get_path(Path::new(path.as_str()))
+            .map_err(|_| StoreError::NotFound(format!("{path} has no history yet")))?;
+        let blob = self.repo.find_blob(entry.id()).map_err(backend)?;
+        let text = String::from_utf8_lossy(blob.content()).into_owned();
+        let mut out = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let Some(hunk) = blame.get_line(i + 1) else {
+                continue;
+            };
+            let id = hunk.final_commit_id();
+            let commit = self.repo.find_commit(id).map_err(backend)?;
+            let msg = commit.message().unwrap_or_default().to_string();
+            out.push(BlameLine {
+                line: i + 1,
+                commit: id.to_string(),
+                writer: commit.author().name().unwrap_or_default().to_string(),
+                date: rfc3339(commit.time()),
+                reason: trailer(&msg, REASON_TRAILER),
+                text: line.to_string(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Resolves a commit id prefix, or the newest commit not authored by a hand edit.
+    pub fn resolve(&self, spec: Option<&str>) -> Result<Oid, StoreError> {
+        match spec {
+            Some(s) => self
+                .repo
+                .revparse_single(s)
+                .and_then(|o| o.peel_to_commit())
+                .map(|c| c.id())
+                .map_err(|_| {
+                    StoreError::NotFound(format!("no commit {s:?}: see `memdir history`"))
+                }),
+            None => {
+                let h = self.history(None, 1)?;
+                let Some(first) = h.first() else {
+                    return Err(StoreError::NotFound(
+                        "nothing to undo: no commits yet".into(),
+                    ));
+                };
+                Oid::from_str(&first.commit).map_err(backend)
+            }
+        }
+    }
+
+    /// The file changes that revert `commit` on top of HEAD: `(path, Some(content))` to write,
+    /// `(path, None)` to delete. Conflicts (later changes to the same lines) are refused.
+    pub fn revert_changes(
+        &self,
+        commit: Oid,
+    ) -> Result<Vec<(MemPath, Option<Vec<u8>>)>, StoreError> {
+        let target = self.repo.find_commit(commit).map_err(backend)?;
+        if target.parent_count() == 0 {
+            return Err(StoreError::Conflict(
+                "cannot undo the first commit: it created the folder".into(),
+            ));
+        }
+        let head = self
+            .repo
+            .head()
+            .and_then(|h| h.peel_to_commit())
+            .map_err(backend)?;
+        let mut index = self
+            .repo
+            .revert_commit(&target, &head, 0, None)
+            .map_err(backend)?;
+        if index.has_conflicts() {
+            return Err(StoreError::Conflict(format!(
+                "cannot undo {}: later changes touch the same lines; edit the file instead",
+                &commit.to_string()[..8]
+            )));
+        }
+        let new_tree = self
+            .repo
+            .find_tree(index.write_tree_to(&self.repo).map_err(backend)?)
+            .map_err(backend)?;
+        let head_tree = head.tree().map_err(backend)?;
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&head_tree), Some(&new_tree), None)
+            .map_err(backend)?;
+        let mut out = Vec::new();
+        for delta in diff.deltas() {
+            let new = delta.new_file();
+            let old = delta.old_file();
+            let path_str = new
+                .path()
+                .or(old.path())
+                .and_then(|p| p.to_str())
+                .unwrap_or_default();
+            let path = MemPath::parse_file(path_str)
+                .map_err(|e| StoreError::InvalidPath(e.to_string()))?;
+            if new.exists() {
+                let blob = self.repo.find_blob(new.id()).map_err(backend)?;
+                out.push((path, Some(blob.content().to_vec())));
+            } else {
+                out.push((path, None));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Applies changes (from [`Git::revert_changes`]) through a store.
+pub fn apply(store: &dyn Store, changes: &[(MemPath, Option<Vec<u8>>)]) -> Result<(), StoreError> {
+    for (path, content) in changes {
+        match content {
+            Some(c) => store.write(path, c)?,
+            None => match store.remove(path) {
+                Ok(()) | Err(StoreError::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            },
+        }
+    }
+    Ok(())
+}
