@@ -44,7 +44,10 @@ fn mp(s: &str) -> MemPath {
 /// Reads a text file, `None` when it is not there.
 pub(crate) fn read_text(store: &dyn Store, path: &MemPath) -> Result<Option<String>, Error> {
     match store.read(path) {
-        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        // Valid UTF-8 (the usual case) is taken over without a copy.
+        Ok(b) => Ok(Some(String::from_utf8(b).unwrap_or_else(|e| {
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }))),
         Err(StoreError::NotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),
     }
