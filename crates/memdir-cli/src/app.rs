@@ -37,6 +37,7 @@ const AFTER_HELP: &str = "\
 Environment:
   MEMDIR_ROOT   the memory folder when --root is not given
   MEMDIR_NOW    pretend the time is this RFC 3339 instant (tests, replays)
+  MEMDIR_MODEL_DIR  the local embedding model for --mode semantic|hybrid, over [embed] in config
   MEMDIR_WRITER the writer identity when --writer is not given
   MEMDIR_SOURCE the source label when --source is not given
   TZ            the time zone of log dates and times
@@ -112,6 +113,8 @@ pub struct Env {
     pub root: PathBuf,
     /// The clock.
     pub clock: Clock,
+    /// `MEMDIR_MODEL_DIR`: the local embedding model for this command, over the config.
+    pub model_dir: Option<PathBuf>,
     /// Who writes, and the trust label of what they write.
     pub actor: memdir::Actor,
     /// Why, for the change this command makes.
@@ -121,9 +124,32 @@ pub struct Env {
 impl Env {
     /// Opens the memory folder.
     pub fn open(&self) -> Result<Memory, CliError> {
-        Ok(Memory::open(&self.root, self.clock.clone())?
+        let mem = Memory::open(&self.root, self.clock.clone())?
             .with_actor(self.actor.clone())
-            .with_reason(self.reason.as_deref()))
+            .with_reason(self.reason.as_deref());
+        // The embedder loads lazily; a bad [embed] section only matters to vector search,
+        // which reports it through `embed_config`.
+        Ok(match self.embed_config(&mem) {
+            Ok(c) => mem.with_embed_config(c),
+            Err(_) => mem,
+        })
+    }
+
+    /// The embedder the config and `MEMDIR_MODEL_DIR` select; the API key is read here, from
+    /// the variable `embed.api_key_env` names.
+    pub fn embed_config(&self, mem: &Memory) -> Result<memdir::embed::EmbedConfig, CliError> {
+        let settings = &mem.config().embed;
+        let api_key = settings
+            .api_key_env
+            .as_deref()
+            .and_then(|name| std::env::var(name).ok())
+            .filter(|k| !k.is_empty());
+        Ok(memdir::search::embed_config(
+            settings,
+            &self.root,
+            self.model_dir.clone(),
+            api_key,
+        )?)
     }
 }
 
@@ -160,6 +186,9 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
         }
         _ => Clock::system(tz),
     };
+    let model_dir = std::env::var_os("MEMDIR_MODEL_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
     let env_or = |flag: &Option<String>, var: &str| {
         flag.clone()
             .or_else(|| std::env::var(var).ok().filter(|v| !v.is_empty()))
@@ -175,6 +204,7 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
     Ok(Env {
         root,
         clock,
+        model_dir,
         actor: memdir::Actor { writer, source },
         reason: cli.reason.clone(),
     })

@@ -33,12 +33,60 @@ pub struct Config {
     pub index: IndexConfig,
     /// The cap on `state.md` and when its lines are archived.
     pub state: StateConfig,
+    /// Which embedder builds the vector index for `--mode semantic|hybrid`.
+    pub embed: EmbedSettings,
     /// Git provenance.
     pub git: GitConfig,
     /// Writers.
     pub writers: WritersConfig,
     /// Who may change core memory directly.
     pub policy: PolicyConfig,
+}
+
+/// The `[embed]` section: the embedder of the vector index. Keyword search never needs it.
+///
+/// ```toml
+/// [embed]
+/// provider = "local"            # "none" (default), "local" or "openai"
+/// model_dir = "/models/all-MiniLM-L6-v2"   # local: model.safetensors, tokenizer.json, config.json
+/// # url = "http://127.0.0.1:11434/v1"      # openai: any OpenAI-compatible /v1/embeddings
+/// # model = "nomic-embed-text"
+/// # api_key_env = "OPENAI_API_KEY"         # the name of the variable, never the key itself
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedSettings {
+    /// `none`, `local` or `openai`.
+    pub provider: String,
+    /// The local model's directory (relative paths are taken from the memory folder).
+    pub model_dir: Option<String>,
+    /// The endpoint's base URL.
+    pub url: Option<String>,
+    /// The model name sent to the endpoint.
+    pub model: Option<String>,
+    /// The name of the environment variable that holds the endpoint's API key.
+    pub api_key_env: Option<String>,
+    /// Texts per endpoint request.
+    pub batch_size: usize,
+    /// Seconds allowed per endpoint request.
+    pub timeout_secs: u64,
+    /// Retries of a failed endpoint request.
+    pub retries: u32,
+}
+
+impl Default for EmbedSettings {
+    fn default() -> Self {
+        EmbedSettings {
+            provider: "none".to_string(),
+            model_dir: None,
+            url: None,
+            model: None,
+            api_key_env: None,
+            batch_size: 64,
+            timeout_secs: 30,
+            retries: 3,
+        }
+    }
 }
 
 /// The cap on the generated index, `MEMORY.md`.
@@ -214,6 +262,12 @@ impl Config {
         }
         crate::duration::parse_ttl(&cfg.state.archive_after)
             .map_err(|e| format!("bad .memdir/config.toml: state.archive_after: {e}"))?;
+        if !matches!(cfg.embed.provider.as_str(), "none" | "local" | "openai") {
+            return Err(format!(
+                "bad .memdir/config.toml: embed.provider {:?}: use none, local or openai",
+                cfg.embed.provider
+            ));
+        }
         Ok(cfg)
     }
 

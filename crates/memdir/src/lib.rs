@@ -29,6 +29,8 @@ pub mod search;
 pub mod store;
 
 pub use clock::Clock;
+/// The embedders of the vector index (local model, OpenAI-compatible endpoint).
+pub use memdir_embed as embed;
 pub use error::{Error, ErrorKind};
 pub use folder::FolderStore;
 pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport, content_version};

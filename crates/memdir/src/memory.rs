@@ -47,6 +47,8 @@ pub struct Memory {
     store: Arc<dyn Store>,
     config: Config,
     clock: Clock,
+    /// The embedder of semantic and hybrid search, loaded on first use.
+    pub(crate) embedder: Arc<crate::search::EmbedderSlot>,
     actor: Actor,
     reason: Option<String>,
     base: Option<String>,
@@ -141,6 +143,7 @@ impl Memory {
             store,
             config,
             clock,
+            embedder: Arc::default(),
             actor: Actor::default(),
             reason: None,
             base: None,

@@ -1,21 +1,96 @@
 //! `memdir index`
 
 use crate::app::Env;
-use crate::ui::{CliResult, out, out_json};
+use crate::ui::{CliError, CliResult, out, out_json};
+use memdir::Memory;
+use std::io::IsTerminal as _;
 
 /// Regenerate the index, MEMORY.md, from every note's frontmatter. Writes through memdir keep it
 /// current; run this after editing notes by hand.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  memdir index\n  memdir index --json | jq .unlisted")]
+#[command(
+    after_help = "Examples:\n  memdir index\n  memdir index --json | jq .unlisted\n  memdir index rebuild"
+)]
 pub struct Args {
     /// Print JSON: listed, unlisted, size, cap, changed.
     #[arg(long)]
     pub json: bool,
+
+    /// `rebuild`: rebuild the search indexes in .memdir/ (keyword, and vectors when an
+    /// embedder is configured) from the files, swapping the new vector index in atomically.
+    #[command(subcommand)]
+    pub action: Option<Action>,
+}
+
+/// What `memdir index` does besides regenerating MEMORY.md.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Rebuild the keyword and vector search indexes from the files (after changing the
+    /// embedding model or chunking, or to repair them).
+    Rebuild,
+}
+
+/// A progress bar on stderr for embedding `total` chunks, hidden when stderr is not a terminal
+/// or the job is small.
+fn progress_bar() -> impl Fn(u64, u64) {
+    let bar = std::cell::OnceCell::new();
+    move |done: u64, total: u64| {
+        if total < 64 || !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = bar.get_or_init(|| {
+            let b = indicatif::ProgressBar::new(total);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "embedding {bar:30} {pos}/{len} chunks, {per_sec}, eta {eta}",
+            ) {
+                b.set_style(style);
+            }
+            b
+        });
+        bar.set_position(done);
+        if done >= total {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Brings the vector index up to date before a semantic or hybrid search, with a progress bar.
+pub fn sync_vectors(mem: &Memory) -> Result<(), CliError> {
+    mem.sync_vector_index(&progress_bar())?;
+    Ok(())
+}
+
+fn rebuild(a: &Args, env: &Env) -> CliResult {
+    let mem = env.open()?;
+    let files = mem.rebuild_search_index()?;
+    let vectors = if mem.has_embedder() {
+        env.embed_config(&mem)?;
+        Some(mem.rebuild_vector_index(&progress_bar())?)
+    } else {
+        None
+    };
+    if a.json {
+        return out_json(&serde_json::json!({ "keyword_files": files, "vectors": vectors }));
+    }
+    let mut text = format!("rebuilt the keyword index: {files} files\n");
+    match vectors {
+        Some(v) => text.push_str(&format!(
+            "rebuilt the vector index: {} chunks from {} files\n",
+            v.chunks_total, v.files_embedded
+        )),
+        None => text.push_str(
+            "no vector index: no embedder configured ([embed] in .memdir/config.toml or MEMDIR_MODEL_DIR)\n",
+        ),
+    }
+    out(&text)
 }
 
 /// Runs `index`.
 pub fn run(a: Args, env: &Env) -> CliResult {
-    let report = memdir::index::refresh(&env.open()?)?;
+    if let Some(Action::Rebuild) = a.action {
+        return rebuild(&a, env);
+    }
+    let report = env.open()?.reindex()?;
     if a.json {
         return out_json(&report);
     }

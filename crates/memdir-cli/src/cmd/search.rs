@@ -14,10 +14,14 @@ Examples:
   memdir search --regex 'deploy(ed)? to (prod|staging)'
   memdir search -C 2 --since 2026-11-01 --path log postgres
   memdir search --mode ranked 'why did we pick postgres'
+  MEMDIR_MODEL_DIR=~/models/all-MiniLM-L6-v2 memdir search --mode hybrid 'where do I live'
   memdir search --json --limit 5 postgres | jq .path
 
 Grep output is path:line:text (context lines path-line-text, groups split by --), files in path
 order, so daily logs come in date order. Ranked output is best first, with the score and date.
+Semantic (meaning, by embedding) and hybrid (words and meaning) need an embedder: [embed] in
+.memdir/config.toml or MEMDIR_MODEL_DIR; their vector index lives in .memdir/vectors.sqlite and
+is brought up to date before each search (`memdir index rebuild` after changing the model).
 --since/--until filter dated files (log/, archive/) by the date in their name; other files stay.
 A pattern that starts with '-' works when it is not one of the options above; after -- always.
 Exit codes: 0 found, 1 nothing found (no output), 2 bad input (bad regex, glob or date).";
@@ -30,7 +34,8 @@ pub struct Args {
     #[arg(allow_hyphen_values = true)]
     pub pattern: String,
 
-    /// grep: lines containing the pattern, in path order; ranked: best lines by BM25.
+    /// grep: lines containing the pattern, in path order; ranked: best lines by BM25;
+    /// semantic: closest in meaning (embeddings); hybrid: ranked and semantic merged.
     #[arg(long, default_value = "grep", value_parser = parse_mode)]
     pub mode: Mode,
 
@@ -69,6 +74,10 @@ pub struct Args {
     /// Print one JSON object per result line: {"path","line","text"} plus "score", "date".
     #[arg(long)]
     pub json: bool,
+
+    /// Rebuild ranked mode's keyword index from the files first (never needed for correctness).
+    #[arg(long)]
+    pub reindex: bool,
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -117,7 +126,13 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         path_glob: a.path_glob,
         max_bytes: a.max_bytes,
     };
-    let found = env.open()?.search(&req)?;
+    let mem = env.open()?;
+    if matches!(req.mode, Mode::Semantic | Mode::Hybrid) {
+        // Surface a bad [embed] section, then embed what changed with a progress bar.
+        env.embed_config(&mem)?;
+        crate::cmd::index::sync_vectors(&mem)?;
+    }
+    let found = mem.search(&req)?;
     if found.is_empty() {
         return Err(CliError::silent(exit::NOT_FOUND));
     }

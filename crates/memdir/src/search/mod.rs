@@ -19,10 +19,16 @@
 //! assert_eq!(mem.search(&req).unwrap().hits.len(), 1);
 //! ```
 
+mod chunk;
 mod grep;
+mod hybrid;
 mod index;
 mod ranked;
+mod vector;
 mod walk;
+
+pub use hybrid::Fusion;
+pub use vector::{EmbedderSlot, Progress, VectorStats, embed_config};
 
 use crate::error::Error;
 use crate::memory::Memory;
@@ -47,6 +53,10 @@ pub enum Mode {
     Grep,
     /// The best lines for the words of a question, by BM25 score.
     Ranked,
+    /// The chunks closest in meaning to the query, by embedding cosine (needs an embedder).
+    Semantic,
+    /// Ranked and semantic scores merged: words and meaning (needs an embedder).
+    Hybrid,
 }
 
 impl FromStr for Mode {
@@ -56,8 +66,10 @@ impl FromStr for Mode {
         match s {
             "grep" => Ok(Mode::Grep),
             "ranked" => Ok(Mode::Ranked),
+            "semantic" => Ok(Mode::Semantic),
+            "hybrid" => Ok(Mode::Hybrid),
             other => Err(Error::Invalid(format!(
-                "unknown search mode {other:?}: use grep or ranked"
+                "unknown search mode {other:?}: use grep, ranked, semantic or hybrid"
             ))),
         }
     }
@@ -68,6 +80,8 @@ impl fmt::Display for Mode {
         f.write_str(match self {
             Mode::Grep => "grep",
             Mode::Ranked => "ranked",
+            Mode::Semantic => "semantic",
+            Mode::Hybrid => "hybrid",
         })
     }
 }
@@ -235,6 +249,8 @@ impl Memory {
         match req.mode {
             Mode::Grep => grep::search(root, &scope, req),
             Mode::Ranked => ranked::search(root, &scope, req),
+            Mode::Semantic => vector::search(self, root, &scope, req),
+            Mode::Hybrid => hybrid::search(self, root, &scope, req, Fusion::Weighted),
         }
     }
 

@@ -1,0 +1,631 @@
+//! The vector index: `.memdir/vectors.sqlite`, chunks of the files with their embeddings.
+//!
+//! Like the keyword index it is a cache, never the source of truth: delete it and the next
+//! semantic or hybrid search builds it again. Every such search first brings it up to date
+//! with the files (a file whose size and modification time are unchanged is trusted; any other
+//! is hashed and re-embedded only if its content changed; files that are gone are dropped).
+//!
+//! The index records the embedder's model id, the vector length and the chunking rules. When
+//! the configured embedder or the chunking no longer matches, vector search pauses with an
+//! error that says to run `memdir index rebuild`, rather than mixing vectors of two models;
+//! keyword search is untouched. A rebuild writes a new file beside the old one and renames it
+//! over, so searches running meanwhile see either the whole old index or the whole new one.
+//!
+//! Tables: `meta(key, value)`; `files(id, path, size, mtime_ns, hash, date)`;
+//! `chunks(file_id, line, shown, vec)` with `vec` the little-endian `f32` embedding.
+
+use super::chunk::{CHUNKING, chunks};
+use super::walk::{FileRef, Scope, files};
+use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
+use crate::error::Error;
+use crate::memory::Memory;
+use crate::store::StoreError;
+use memdir_core::config::EmbedSettings;
+use memdir_embed::{EmbedConfig, Embedder, EndpointConfig};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, UNIX_EPOCH};
+
+/// The index file's name inside `.memdir/`.
+pub(crate) const VECTOR_FILE: &str = "vectors.sqlite";
+
+/// Bump when the tables change.
+const SCHEMA: &str = "1";
+
+/// Files bigger than this are embedded by their first this-many bytes only.
+const MAX_EMBEDDED_BYTES: usize = 8 << 20;
+
+/// Chunks sent to the embedder at once while indexing (it batches further inside).
+const EMBED_GROUP: usize = 256;
+
+const CREATE: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    date TEXT
+);
+CREATE TABLE IF NOT EXISTS chunks(
+    file_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    shown TEXT NOT NULL,
+    vec BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+";
+
+fn db_err(e: rusqlite::Error) -> Error {
+    Error::Store(StoreError::Backend(format!(
+        "vector index: {e}; run `memdir index rebuild` or delete .memdir/{VECTOR_FILE}"
+    )))
+}
+
+fn embed_err(e: memdir_embed::EmbedError) -> Error {
+    Error::Store(StoreError::Backend(e.to_string()))
+}
+
+/// Reports indexing progress: `(chunks embedded so far, chunks to embed)`.
+pub type Progress<'a> = &'a dyn Fn(u64, u64);
+
+/// What a sync or rebuild of the vector index did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct VectorStats {
+    /// Files whose chunks were embedded.
+    pub files_embedded: usize,
+    /// Chunks embedded.
+    pub chunks_embedded: usize,
+    /// Files dropped because they are gone.
+    pub files_removed: usize,
+    /// Chunks in the index afterwards.
+    pub chunks_total: usize,
+}
+
+/// The embedder a [`Memory`] uses, loaded on first use (loading a local model reads ~90 MB).
+#[derive(Default)]
+pub struct EmbedderSlot {
+    config: EmbedConfig,
+    preset: Option<Arc<dyn Embedder>>,
+    loaded: OnceLock<Result<Arc<dyn Embedder>, String>>,
+}
+
+impl EmbedderSlot {
+    fn get(&self) -> Result<Arc<dyn Embedder>, Error> {
+        if let Some(e) = &self.preset {
+            return Ok(Arc::clone(e));
+        }
+        let loaded = self.loaded.get_or_init(|| match memdir_embed::open(&self.config) {
+            Ok(Some(e)) => Ok(Arc::from(e)),
+            Ok(None) => Err(
+                "vector search needs an embedder: set [embed] provider = \"local\" and model_dir in .memdir/config.toml, or MEMDIR_MODEL_DIR=<dir>; keyword search works without one (--mode ranked)"
+                    .to_string(),
+            ),
+            Err(e) => Err(e.to_string()),
+        });
+        match loaded {
+            Ok(e) => Ok(Arc::clone(e)),
+            Err(msg) => Err(Error::Invalid(msg.clone())),
+        }
+    }
+}
+
+/// Turns the `[embed]` settings into an embedder config. `model_dir` (from `MEMDIR_MODEL_DIR`)
+/// selects the local model whatever the file says; `api_key` is the value of the variable the
+/// settings name, read by the binary. Relative model paths are taken from `root`.
+pub fn embed_config(
+    settings: &EmbedSettings,
+    root: &Path,
+    model_dir: Option<PathBuf>,
+    api_key: Option<String>,
+) -> Result<EmbedConfig, Error> {
+    if let Some(dir) = model_dir {
+        return Ok(EmbedConfig::Local {
+            model_dir: root.join(dir),
+        });
+    }
+    match settings.provider.as_str() {
+        "local" => {
+            let dir = settings.model_dir.as_deref().filter(|d| !d.is_empty()).ok_or_else(|| {
+                Error::Invalid(
+                    "embed.provider is \"local\" but embed.model_dir is not set: set it to the model's folder in .memdir/config.toml".to_string(),
+                )
+            })?;
+            Ok(EmbedConfig::Local {
+                model_dir: root.join(dir),
+            })
+        }
+        "openai" => {
+            let (Some(url), Some(model)) = (settings.url.as_deref(), settings.model.as_deref())
+            else {
+                return Err(Error::Invalid(
+                    "embed.provider is \"openai\" but embed.url or embed.model is not set: set both in .memdir/config.toml".to_string(),
+                ));
+            };
+            let mut c = EndpointConfig::new(url, model);
+            c.api_key = api_key;
+            c.batch_size = settings.batch_size.max(1);
+            c.timeout = Duration::from_secs(settings.timeout_secs.max(1));
+            c.retries = settings.retries;
+            Ok(EmbedConfig::Endpoint(c))
+        }
+        _ => Ok(EmbedConfig::None),
+    }
+}
+
+impl Memory {
+    /// Uses the embedder this config describes for semantic and hybrid search (loaded lazily,
+    /// on the first search that needs it).
+    pub fn with_embed_config(mut self, config: EmbedConfig) -> Memory {
+        self.embedder = Arc::new(EmbedderSlot {
+            config,
+            ..EmbedderSlot::default()
+        });
+        self
+    }
+
+    /// Uses an embedder that is already built (the bench shares one model across folders).
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Memory {
+        self.embedder = Arc::new(EmbedderSlot {
+            preset: Some(embedder),
+            ..EmbedderSlot::default()
+        });
+        self
+    }
+
+    /// Brings the vector index up to date with the files, reporting progress; fails when the
+    /// index was built with another model or chunking (see [`Memory::rebuild_vector_index`]).
+    pub fn sync_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
+        let root = local_root(self)?;
+        let embedder = self.embedder.get()?;
+        let mut index = VectorIndex::open(&index_path(root))?;
+        index.check(embedder.as_ref())?;
+        index.sync(root, embedder.as_ref(), progress)
+    }
+
+    /// Builds a new vector index with the configured embedder and swaps it in atomically.
+    pub fn rebuild_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
+        let root = local_root(self)?;
+        let embedder = self.embedder.get()?;
+        let path = index_path(root);
+        let tmp = path.with_file_name(format!("{VECTOR_FILE}.rebuild-{}.tmp", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let stats = {
+            let mut index = VectorIndex::create(&tmp)?;
+            let stats = index.sync(root, embedder.as_ref(), progress);
+            drop(index);
+            stats
+        };
+        let stats = match stats {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
+        // A journal left by a crashed writer of the old file must not be replayed on the new one.
+        let _ = std::fs::remove_file(path.with_file_name(format!("{VECTOR_FILE}-journal")));
+        std::fs::rename(&tmp, &path).map_err(|e| {
+            Error::Store(StoreError::Backend(format!(
+                "cannot swap in the new vector index {}: {e}",
+                path.display()
+            )))
+        })?;
+        Ok(stats)
+    }
+
+    /// True when semantic and hybrid search have an embedder configured.
+    pub fn has_embedder(&self) -> bool {
+        self.embedder.preset.is_some() || self.embedder.config != EmbedConfig::None
+    }
+
+    pub(crate) fn embedder_for_search(&self) -> Result<Arc<dyn Embedder>, Error> {
+        self.embedder.get()
+    }
+}
+
+fn local_root(mem: &Memory) -> Result<&Path, Error> {
+    mem.store()
+        .local_root()
+        .ok_or_else(|| Error::Invalid("vector search needs a local folder".to_string()))
+}
+
+fn index_path(root: &Path) -> PathBuf {
+    root.join(crate::folder::META_DIR).join(VECTOR_FILE)
+}
+
+/// An open vector index.
+pub(crate) struct VectorIndex {
+    conn: Connection,
+}
+
+fn meta(conn: &Connection, key: &str) -> Option<String> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()
+        .ok()
+        .flatten()
+}
+
+impl VectorIndex {
+    /// Opens the index at `path`, starting a new one if it is missing, corrupt or of another
+    /// schema.
+    pub(crate) fn open(path: &Path) -> Result<VectorIndex, Error> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let usable = Connection::open(path)
+            .ok()
+            .filter(|c| c.busy_timeout(Duration::from_secs(30)).is_ok())
+            .filter(|c| c.execute_batch(CREATE).is_ok() && meta_schema_ok(c));
+        match usable {
+            Some(conn) => Ok(VectorIndex { conn }),
+            None => {
+                let _ = std::fs::remove_file(path);
+                VectorIndex::create(path)
+            }
+        }
+    }
+
+    /// Creates an empty index at `path`.
+    fn create(path: &Path) -> Result<VectorIndex, Error> {
+        let conn = Connection::open(path).map_err(db_err)?;
+        conn.busy_timeout(Duration::from_secs(30)).map_err(db_err)?;
+        conn.execute_batch(CREATE).map_err(db_err)?;
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)",
+            [SCHEMA],
+        )
+        .map_err(db_err)?;
+        Ok(VectorIndex { conn })
+    }
+
+    /// Fails with a clear message when the index was built by another model or chunking.
+    pub(crate) fn check(&self, embedder: &dyn Embedder) -> Result<(), Error> {
+        let (Some(model), Some(chunking)) =
+            (meta(&self.conn, "model"), meta(&self.conn, "chunking"))
+        else {
+            return Ok(()); // Nothing embedded yet: the first sync records the model.
+        };
+        let mut differs = Vec::new();
+        if model != embedder.model_id() {
+            differs.push(format!(
+                "model {model} (configured: {})",
+                embedder.model_id()
+            ));
+        }
+        if chunking != CHUNKING {
+            differs.push(format!("chunking {chunking} (now: {CHUNKING})"));
+        }
+        if differs.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Store(StoreError::Conflict(format!(
+            "vector search is paused: the vector index was built with {}; run `memdir index rebuild` to re-embed (keyword search still works: --mode ranked)",
+            differs.join(" and ")
+        ))))
+    }
+
+    /// Brings the index up to date with the files under `root`.
+    pub(crate) fn sync(
+        &mut self,
+        root: &Path,
+        embedder: &dyn Embedder,
+        progress: Progress<'_>,
+    ) -> Result<VectorStats, Error> {
+        let all = files(root, &Scope::everything())?;
+        let mut stats = VectorStats::default();
+        let mut known: HashMap<String, (i64, i64, String)> = HashMap::new();
+        {
+            let mut st = self
+                .conn
+                .prepare("SELECT path, size, mtime_ns, hash FROM files")
+                .map_err(db_err)?;
+            let rows = st
+                .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))
+                .map_err(db_err)?;
+            for row in rows {
+                let (p, v) = row.map_err(db_err)?;
+                known.insert(p, v);
+            }
+        }
+        // Files to (re)embed, with their chunks.
+        let mut pending: Vec<(&FileRef, i64, i64, String, Vec<super::chunk::Chunk>)> = Vec::new();
+        let mut touched = Vec::new();
+        for f in &all {
+            let Ok(m) = std::fs::symlink_metadata(&f.abs) else {
+                continue;
+            };
+            let size = i64::try_from(m.len()).unwrap_or(i64::MAX);
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+            let old = known.remove(&f.rel);
+            if old
+                .as_ref()
+                .is_some_and(|(s, t, _)| *s == size && *t == mtime)
+            {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&f.abs) else {
+                continue;
+            };
+            let hash = content_hash(&bytes);
+            if old.as_ref().is_some_and(|(_, _, h)| *h == hash) {
+                touched.push((f.rel.clone(), size, mtime));
+                continue;
+            }
+            let pieces = if bytes.iter().take(8192).any(|b| *b == 0) {
+                Vec::new() // Binary: nothing to embed.
+            } else {
+                let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_EMBEDDED_BYTES)]);
+                chunks(&text, f.date.is_some())
+            };
+            pending.push((f, size, mtime, hash, pieces));
+        }
+        let gone: Vec<String> = known.into_keys().collect();
+
+        let total: u64 = pending.iter().map(|p| p.4.len() as u64).sum();
+        let mut done = 0u64;
+        if total > 0 {
+            progress(0, total);
+        }
+        // Embed in groups of whole files, writing each group in one transaction, so an
+        // interrupted build keeps what it finished.
+        let mut start = 0;
+        while start < pending.len() {
+            let mut end = start;
+            let mut n = 0;
+            while end < pending.len() && (end == start || n + pending[end].4.len() <= EMBED_GROUP) {
+                n += pending[end].4.len();
+                end += 1;
+            }
+            let texts: Vec<&str> = pending[start..end]
+                .iter()
+                .flat_map(|p| p.4.iter().map(|c| c.embed.as_str()))
+                .collect();
+            let vectors = if texts.is_empty() {
+                Vec::new()
+            } else {
+                embedder.embed(&texts).map_err(embed_err)?
+            };
+            if vectors.len() != texts.len() {
+                return Err(Error::Store(StoreError::Backend(
+                    "the embedder returned the wrong number of vectors".to_string(),
+                )));
+            }
+            self.record_model(embedder, vectors.first().map(Vec::len))?;
+            let tx = self.conn.transaction().map_err(db_err)?;
+            let mut vi = vectors.iter();
+            for (f, size, mtime, hash, pieces) in &pending[start..end] {
+                delete_path(&tx, &f.rel)?;
+                tx.execute(
+                    "INSERT INTO files(path, size, mtime_ns, hash, date) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![f.rel, size, mtime, hash, f.date_string()],
+                )
+                .map_err(db_err)?;
+                let id = tx.last_insert_rowid();
+                let mut st = tx
+                    .prepare_cached(
+                        "INSERT INTO chunks(file_id, line, shown, vec) VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .map_err(db_err)?;
+                for c in pieces {
+                    let Some(v) = vi.next() else { break };
+                    let line = i64::try_from(c.line).unwrap_or(i64::MAX);
+                    st.execute(params![
+                        id,
+                        line,
+                        super::grep::line_text(c.shown.as_bytes()),
+                        to_blob(v)
+                    ])
+                    .map_err(db_err)?;
+                }
+                stats.files_embedded += 1;
+                stats.chunks_embedded += pieces.len();
+            }
+            tx.commit().map_err(db_err)?;
+            done += n as u64;
+            progress(done, total);
+            start = end;
+        }
+        let tx = self.conn.transaction().map_err(db_err)?;
+        for (path, size, mtime) in touched {
+            tx.execute(
+                "UPDATE files SET size = ?1, mtime_ns = ?2 WHERE path = ?3",
+                params![size, mtime, path],
+            )
+            .map_err(db_err)?;
+        }
+        for path in gone {
+            delete_path(&tx, &path)?;
+            stats.files_removed += 1;
+        }
+        tx.commit().map_err(db_err)?;
+        self.record_model(embedder, None)?;
+        stats.chunks_total = self
+            .conn
+            .query_row("SELECT count(*) FROM chunks", [], |r| r.get::<_, i64>(0))
+            .map_err(db_err)?
+            .try_into()
+            .unwrap_or(0);
+        Ok(stats)
+    }
+
+    /// Writes the model id, chunking and (once known) vector length into `meta`.
+    fn record_model(&self, embedder: &dyn Embedder, dims: Option<usize>) -> Result<(), Error> {
+        let set = |k: &str, v: &str| {
+            self.conn
+                .execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+                    [k, v],
+                )
+                .map_err(db_err)
+        };
+        set("model", embedder.model_id())?;
+        set("chunking", CHUNKING)?;
+        if let Some(d) = dims {
+            set("dims", &d.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Scores every chunk of a file in scope against `query` (a unit vector): `(file, line,
+    /// shown text, cosine)`, in no particular order.
+    pub(crate) fn score_all<'f>(
+        &self,
+        query: &[f32],
+        in_scope: &HashMap<&str, &'f FileRef>,
+    ) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
+        if let Some(dims) = meta(&self.conn, "dims").and_then(|d| d.parse::<usize>().ok())
+            && dims != query.len()
+        {
+            return Err(Error::Store(StoreError::Conflict(format!(
+                "vector search is paused: the vector index holds vectors of length {dims} but the embedder gives {}; run `memdir index rebuild`",
+                query.len()
+            ))));
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT f.path, c.line, c.shown, c.vec FROM chunks c JOIN files f ON f.id = c.file_id")
+            .map_err(db_err)?;
+        let mut rows = st.query([]).map_err(db_err)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(db_err)? {
+            let path: String = r.get(0).map_err(db_err)?;
+            let Some(f) = in_scope.get(path.as_str()) else {
+                continue;
+            };
+            let blob = r
+                .get_ref(3)
+                .map_err(db_err)?
+                .as_blob()
+                .map_err(|e| db_err(e.into()))?;
+            let score = dot_blob(query, blob);
+            let line: i64 = r.get(1).map_err(db_err)?;
+            out.push((
+                *f,
+                u64::try_from(line).unwrap_or(0),
+                r.get(2).map_err(db_err)?,
+                score,
+            ));
+        }
+        Ok(out)
+    }
+}
+
+fn meta_schema_ok(c: &Connection) -> bool {
+    match meta(c, "schema") {
+        Some(s) => s == SCHEMA,
+        // A fresh file: stamp it.
+        None => c
+            .execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)",
+                [SCHEMA],
+            )
+            .is_ok(),
+    }
+}
+
+fn delete_path(tx: &Connection, path: &str) -> Result<(), Error> {
+    tx.execute(
+        "DELETE FROM chunks WHERE file_id IN (SELECT id FROM files WHERE path = ?1)",
+        [path],
+    )
+    .map_err(db_err)?;
+    tx.execute("DELETE FROM files WHERE path = ?1", [path])
+        .map_err(db_err)?;
+    Ok(())
+}
+
+/// FNV-1a, 64 bits, with the length: change detection, not a security boundary.
+fn content_hash(bytes: &[u8]) -> String {
+    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{h:016x}:{}", bytes.len())
+}
+
+fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn dot_blob(q: &[f32], blob: &[u8]) -> f32 {
+    blob.chunks_exact(4)
+        .zip(q)
+        .map(|(b, x)| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) * x)
+        .sum()
+}
+
+/// Embeds the query and scores every chunk in scope: the shared first step of semantic and
+/// hybrid search. Brings the index up to date first.
+pub(crate) fn dense_scores<'f>(
+    mem: &Memory,
+    root: &Path,
+    all: &'f [FileRef],
+    scope: &Scope,
+    query: &str,
+) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
+    let embedder = mem.embedder_for_search()?;
+    let mut index = VectorIndex::open(&index_path(root))?;
+    index.check(embedder.as_ref())?;
+    index.sync(root, embedder.as_ref(), &|_, _| {})?;
+    let q = embedder.embed(&[query]).map_err(embed_err)?;
+    let q = q.into_iter().next().unwrap_or_default();
+    let in_scope: HashMap<&str, &FileRef> = all
+        .iter()
+        .filter(|f| scope.keeps(&f.rel, f.date))
+        .map(|f| (f.rel.as_str(), f))
+        .collect();
+    index.score_all(&q, &in_scope)
+}
+
+/// Semantic mode: the chunks closest in meaning to the query, best first.
+pub(crate) fn search(
+    mem: &Memory,
+    root: &Path,
+    scope: &Scope,
+    req: &SearchRequest,
+) -> Result<SearchOutcome, Error> {
+    let all = files(root, &Scope::everything())?;
+    let mut scored = dense_scores(mem, root, &all, scope, &req.pattern)?;
+    scored.sort_by(|a, b| {
+        b.3.total_cmp(&a.3)
+            .then_with(|| a.0.rel.cmp(&b.0.rel))
+            .then(a.1.cmp(&b.1))
+    });
+    let ranked = scored
+        .into_iter()
+        .map(|(f, line, text, s)| (f, line, text, f64::from(s)));
+    Ok(finish(ranked, req))
+}
+
+/// Takes the best `limit` results under the output budget.
+pub(crate) fn finish<'f>(
+    ranked: impl Iterator<Item = (&'f FileRef, u64, String, f64)>,
+    req: &SearchRequest,
+) -> SearchOutcome {
+    let limit = req.limit.unwrap_or(DEFAULT_RANKED_LIMIT);
+    let mut budget = Budget::new(req.max_bytes, None);
+    let mut outcome = SearchOutcome::default();
+    for (f, line, text, score) in ranked.take(limit) {
+        let hit = SearchHit {
+            path: f.rel.clone(),
+            line,
+            text,
+            score: Some(score),
+            date: f.date_string(),
+            is_context: false,
+        };
+        if outcome.omitted > 0 || !budget.take(&hit) {
+            outcome.omitted += 1;
+            continue;
+        }
+        outcome.hits.push(hit);
+    }
+    outcome
+}
