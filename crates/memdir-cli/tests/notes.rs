@@ -288,6 +288,9 @@ fn note_new_refuses_to_overwrite_without_force_and_checks_names() {
         .assert()
         .code(2);
     assert!(stderr(&a).contains("--force"), "{}", stderr(&a));
+    // The write is one recorded change, with the note and the index in it.
+    let a = f.cmd().args(["history", "MEMORY.md"]).assert().success();
+    assert!(stdout(&a).contains("note new notes/a.md"), "{}", stdout(&a));
     assert!(f.get("notes/a.md").contains("first"));
     f.cmd()
         .args(["note", "new", "a", "-d", "second", "--force", "body"])

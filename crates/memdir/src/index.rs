@@ -54,7 +54,7 @@ pub fn entries(files: &[NoteFile]) -> Vec<IndexEntry> {
 }
 
 /// Regenerates `MEMORY.md` from the notes. No index is created while no note can be listed.
-pub fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
+pub(crate) fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
     let _lock = mem.store().lock(INDEX_LOCK)?;
     let files = scan(mem.store().as_ref())?;
     write_index(mem, &files)

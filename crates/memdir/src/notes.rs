@@ -163,14 +163,25 @@ impl Memory {
         .render()
         .map_err(Error::Invalid)?;
         let path = MemPath::parse_file(&note_path(req.name))?;
-        let _lock = self.store().lock(path.as_str())?;
+        let tx = self.begin("note new", path.as_str())?;
+        let lock = self.store().lock(path.as_str())?;
         if !req.force && self.store().stat(&path)?.is_some() {
             return Err(Error::Store(StoreError::Conflict(format!(
                 "{path} already exists: edit it, pick another name, or pass --force to replace it"
             ))));
         }
         crate::index::write_note(self, &path, &text)?;
+        drop(lock);
+        tx.commit()?;
         Ok(path.to_string())
+    }
+
+    /// Regenerates the index, `MEMORY.md`, from every note's frontmatter (recorded as one change).
+    pub fn reindex(&self) -> Result<crate::index::IndexReport, Error> {
+        let tx = self.begin("index", INDEX_FILE)?;
+        let report = crate::index::refresh(self)?;
+        tx.commit()?;
+        Ok(report)
     }
 
     /// Finds a note by link target (name, then stem, then path) and lists its outgoing links and
