@@ -4,7 +4,7 @@
 //! the same on every run. Once the budget is spent, the rest are only counted (no line text is
 //! kept), which is what the trailer reports.
 
-use super::walk::{FileRef, Scope, files};
+use super::walk::{FileRef, Scope, files, open_file};
 use super::{Budget, SearchHit, SearchOutcome, SearchRequest};
 use crate::error::Error;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -119,8 +119,11 @@ fn search_file(m: &RegexMatcher, s: &mut Searcher, path: &Path, keep_text: bool)
         out: FileResult::default(),
         keep_text,
     };
-    // A file that cannot be read (gone, permissions) is skipped, like `grep -s`.
-    match s.search_path(m, path, &mut sink) {
+    // A file that cannot be read (gone, permissions, now a symlink) is skipped, like `grep -s`.
+    let Ok(file) = open_file(path) else {
+        return FileResult::default();
+    };
+    match s.search_file(m, &file, &mut sink) {
         Ok(()) => sink.out,
         Err(_) => FileResult::default(),
     }

@@ -12,7 +12,7 @@
 //! terms), so a line can be scored together with the file (the day) it sits in.
 
 use super::grep::line_text;
-use super::walk::FileRef;
+use super::walk::{FileRef, open_file};
 use crate::error::Error;
 use memdir_core::tokenize::{self, Tokenizer, split_line};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -123,7 +123,10 @@ impl Index {
         }
         let tx = self.conn.transaction().map_err(db_err)?;
         for f in files {
-            let Ok(meta) = std::fs::symlink_metadata(&f.abs) else {
+            let Ok(mut file) = open_file(&f.abs) else {
+                continue;
+            };
+            let Ok(meta) = file.metadata() else {
                 continue;
             };
             let size = i64::try_from(meta.len()).unwrap_or(i64::MAX);
@@ -139,9 +142,10 @@ impl Index {
             {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(&f.abs) else {
+            let mut bytes = Vec::new();
+            if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
                 continue;
-            };
+            }
             let hash = content_hash(&bytes);
             if let Some((id, _, _, h)) = &old
                 && *h == hash

@@ -21,10 +21,10 @@ const W_BODY: f64 = 1.0;
 const W_SPEAKER: f64 = 0.2;
 
 /// How much of its neighbours' line scores a line gets.
-const W_NEAR: f64 = 0.25;
+const W_NEAR: f64 = 0.3;
 
 /// How much of the file's (the day's) score each line gets.
-const W_DOC: f64 = 0.3;
+const W_DOC: f64 = 0.6;
 
 /// Lines taken from the line index before file scores are added and the best are kept.
 const CANDIDATES: usize = 1000;

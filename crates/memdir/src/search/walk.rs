@@ -105,6 +105,18 @@ pub(crate) fn date_of(rel: &str) -> Option<Date> {
     date_of_file_name(rel.rsplit('/').next()?)
 }
 
+/// Opens a file the walk found for reading, refusing a symlink put there since (`O_NOFOLLOW`),
+/// so a search never reads outside the root. The folders above it were walked without
+/// following links.
+pub(crate) fn open_file(abs: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let nofollow = i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0);
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nofollow)
+        .open(abs)
+}
+
 /// Every regular file in scope, sorted by path. Symlinks are not followed, so nothing outside
 /// the root is ever read.
 pub(crate) fn files(root: &Path, scope: &Scope) -> Result<Vec<FileRef>, Error> {
