@@ -46,36 +46,8 @@ with open(os.path.join(root, ".memdir", "config.toml"), "w") as f:
     f.write("[index]\nmax_lines = 50000\nmax_bytes = 10000000\n")
 PY
 
-# time_it NAME CMD... : runs CMD RUNS times (after one warm-up) and prints the min and median wall
-# time and the median CPU time (user + system), in milliseconds. CPU time is the steadier number
-# on a busy machine.
-declare -A median
-TIMEFORMAT='%3R %3U %3S'
-time_it() {
-  local name=$1; shift
-  "$@" >/dev/null 2>&1 || true
-  local tf
-  tf=$(mktemp)
-  for _ in $(seq "$RUNS"); do
-    { time "$@" >/dev/null 2>&1 ; } 2>>"$tf" || true
-  done
-  local stats
-  stats=$(awk '{print $1 * 1000, ($2 + $3) * 1000}' "$tf" | sort -n | awk '
-    {w[NR]=$1; c[NR]=$2}
-    END {
-      n = asort(c)
-      mw = (NR % 2) ? w[(NR+1)/2] : (w[NR/2] + w[NR/2+1]) / 2
-      mc = (n % 2) ? c[(n+1)/2] : (c[n/2] + c[n/2+1]) / 2
-      printf "%.1f %.1f %.1f", w[1], mw, mc }')
-  rm -f "$tf"
-  read -r mn md cpu <<<"$stats"
-  median[$name]=$md
-  local ratio=""
-  if [[ -n "${median[grep]:-}" && "$name" != grep ]]; then
-    ratio=$(awk -v a="$md" -v b="${median[grep]}" 'BEGIN{printf "  (%.1fx grep)", a / b}')
-  fi
-  printf '%-34s wall min %7.1f  median %7.1f ms   cpu median %7.1f ms%s\n' "$name" "$mn" "$md" "$cpu" "$ratio"
-}
+# shellcheck source=bench/lib.sh
+source "$here/bench/lib.sh"
 
 echo "$N notes, $(du -sh "$root/notes" | cut -f1) on disk, $RUNS runs each, $(nproc) cores, load $(cut -d" " -f1-3 /proc/loadavg)"
 time_it grep grep -r -c '\[\[' "$root/notes"
