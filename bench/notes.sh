@@ -5,6 +5,7 @@
 #   bench/notes.sh                 # builds the release binary, 10,000 notes, 10 runs each
 #   N=2000 RUNS=5 bench/notes.sh
 #   MEMDIR=/path/to/memdir bench/notes.sh
+#   GIT=0 bench/notes.sh           # without git history (`memdir init --no-git`)
 #
 # Prints one line per command: min and median wall time and median CPU time in milliseconds, and
 # the wall median's ratio to grep's. Needs bash, python3 (to generate the notes) and GNU awk.
@@ -22,7 +23,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/mem
 export MEMDIR_ROOT=$root MEMDIR_NOW=2026-11-30T09:15:00Z TZ=UTC
-"$MEMDIR" init >/dev/null
+# GIT=0 measures the files alone; by default the folder has git history, as `memdir init` makes it.
+if [[ "${GIT:-1}" == 0 ]]; then "$MEMDIR" init --no-git >/dev/null; else "$MEMDIR" init >/dev/null; fi
 
 # N notes in 100 folders, four types, three links each (one with an alias), about 600 bytes each.
 # The index cap is raised so that lint measures a clean folder rather than reporting the cap.
