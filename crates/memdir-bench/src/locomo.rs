@@ -26,6 +26,14 @@ pub struct Args {
     /// Keep the generated memory folders here instead of a temp dir.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+    /// The local embedding model for the semantic, hybrid and hybrid-rrf methods.
+    #[arg(long, value_name = "DIR", env = "MEMDIR_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+}
+
+/// Methods that need the vector index.
+fn is_vector(method: &str) -> bool {
+    matches!(method, "semantic" | "hybrid" | "hybrid-rrf")
 }
 
 fn default_data() -> PathBuf {
@@ -151,6 +159,8 @@ fn request(method: &str, question: &str, k: usize, tok: &Tokenizer) -> SearchReq
     req.limit = Some(k);
     match method {
         "ranked" => req.mode = Mode::Ranked,
+        "semantic" => req.mode = Mode::Semantic,
+        "hybrid" | "hybrid-rrf" => req.mode = Mode::Hybrid,
         "grep-or" => {
             // An unranked keyword OR, in file order: what an agent gets from grep -E 'a|b|c'.
             let words: Vec<String> = question
@@ -196,6 +206,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut tallies: BTreeMap<String, BTreeMap<u64, Tally>> = BTreeMap::new();
     let mut times: BTreeMap<String, Vec<Duration>> = BTreeMap::new();
     let mut build = Duration::ZERO;
+    let embedder: Option<std::sync::Arc<dyn memdir::embed::Embedder>> = if a
+        .methods
+        .iter()
+        .any(|m| is_vector(m))
+    {
+        let dir = a.model_dir.as_deref().context(
+                "semantic and hybrid methods need --model-dir DIR or MEMDIR_MODEL_DIR (all-MiniLM-L6-v2)",
+            )?;
+        Some(std::sync::Arc::new(memdir::embed::LocalEmbedder::load(
+            dir,
+        )?))
+    } else {
+        None
+    };
+    let (mut vector_build, mut chunks) = (Duration::ZERO, 0usize);
     let mut n_lines = 0usize;
     for (ci, conv) in convs.iter().enumerate() {
         let root = base.join(format!("conv-{ci}"));
@@ -205,6 +230,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let t0 = Instant::now();
         mem.rebuild_search_index()?;
         build += t0.elapsed();
+        let mem = match &embedder {
+            Some(e) => {
+                let mem = mem.with_embedder(std::sync::Arc::clone(e));
+                let t0 = Instant::now();
+                chunks += mem.rebuild_vector_index(&|_, _| {})?.chunks_total;
+                vector_build += t0.elapsed();
+                mem
+            }
+            None => mem,
+        };
         for e in std::fs::read_dir(root.join("log"))? {
             n_lines += std::fs::read_to_string(e?.path())?.lines().count();
         }
@@ -212,7 +247,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             for q in &qs {
                 let req = request(method, &q.text, a.k, &tok);
                 let t0 = Instant::now();
-                let found = mem.search(&req)?;
+                let found = if method == "hybrid-rrf" {
+                    mem.search_hybrid(&req, memdir::search::Fusion::Rrf)?
+                } else {
+                    mem.search(&req)?
+                };
                 times.entry(method.clone()).or_default().push(t0.elapsed());
                 let ranks: Vec<bool> = found
                     .hits
@@ -272,6 +311,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         "\nindex build (all conversations, ranked): {:.0} ms",
         build.as_secs_f64() * 1e3
     );
+    if embedder.is_some() {
+        println!(
+            "vector index build (all conversations, {chunks} chunks): {:.1} s, {:.0} chunks/s",
+            vector_build.as_secs_f64(),
+            chunks as f64 / vector_build.as_secs_f64().max(1e-9)
+        );
+    }
     for (method, t) in &mut times {
         t.sort();
         println!(
@@ -292,4 +338,18 @@ fn row(method: &str, name: &str, t: &Tally) {
         t.pct(t.all10),
         t.rr / t.n.max(1) as f64
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_evidence_ids_are_repaired() {
+        assert_eq!(evidence_ids("D8:6; D9:17"), ["D8:6", "D9:17"]);
+        assert_eq!(evidence_ids("D:11:26"), ["D11:26"]);
+        assert_eq!(evidence_ids("D30:05"), ["D30:5"]);
+        assert!(evidence_ids("nonsense").is_empty());
+        assert_eq!(line_id("- 13:56 [D1:3] Caroline: hi"), Some("D1:3"));
+    }
 }
