@@ -96,6 +96,9 @@ pub struct HistoryEntry {
     pub source: Option<String>,
 }
 
+/// File changes to apply: `(path, Some(content))` writes, `(path, None)` deletes.
+pub type Changes = Vec<(MemPath, Option<Vec<u8>>)>;
+
 /// One line of a blame.
 #[derive(Debug, Clone, Serialize)]
 pub struct BlameLine {
@@ -377,7 +380,7 @@ impl Git {
     pub fn revert_changes(
         &self,
         commit: Oid,
-    ) -> Result<Vec<(MemPath, Option<Vec<u8>>)>, StoreError> {
+    ) -> Result<Changes, StoreError> {
         let target = self.repo.find_commit(commit).map_err(backend)?;
         if target.parent_count() == 0 {
             return Err(StoreError::Conflict(
