@@ -11,7 +11,7 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let clock = Clock::fixed("2026-11-30T09:15:00Z".parse().unwrap(), jiff::tz::TimeZone::UTC);
 //! let mem = Memory::init(dir.path(), clock).unwrap();
-//! mem.log("moved the price to ($5) after the C++ rewrite").unwrap();
+//! mem.log("moved the price ($5) after the C++ rewrite").unwrap();
 //! let found = mem.search(&SearchRequest::new("price ($5)")).unwrap();
 //! assert_eq!(found.hits[0].path, "log/2026-11-30.md");
 //! let mut req = SearchRequest::new("prices rewritten");
