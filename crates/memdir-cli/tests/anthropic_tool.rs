@@ -483,3 +483,12 @@ fn malformed_calls_are_error_results() {
     let a = f.cmd().arg("tool").write_stdin("not json").assert().code(2);
     assert!(common::stderr(&a).contains("not one JSON object"));
 }
+
+#[test]
+fn the_first_call_on_a_missing_folder_creates_it() {
+    let f = Fixture::empty();
+    let (out, err) = call(&f, json!({"command": "view", "path": "/memories"}));
+    assert!(!err, "{out}");
+    assert!(out.contains("\t/memories/core.md"), "{out}");
+    assert!(f.exists("core.md"));
+}

@@ -16,10 +16,16 @@ use std::sync::Arc;
   npx @modelcontextprotocol/inspector --cli memdir mcp --method tools/list")]
 pub struct Args {}
 
-/// Opens the memory folder, creating its layout first if needed: an agent's first session
-/// should not fail for want of `memdir init`.
+/// Opens the memory folder, creating it with its layout when it does not exist: an agent's
+/// first session should not fail for want of `memdir init`. A folder that exists is used as it
+/// is.
 pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
-    Ok(Memory::init(&env.root, env.clock.clone())?)
+    match Memory::open(&env.root, env.clock.clone()) {
+        Err(e) if e.kind() == memdir::ErrorKind::NotFound => {
+            Ok(Memory::init(&env.root, env.clock.clone())?)
+        }
+        other => Ok(other?),
+    }
 }
 
 /// Runs `mcp`.

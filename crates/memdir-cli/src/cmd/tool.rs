@@ -54,7 +54,8 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             ))
         })?
     };
-    let tools = Tools::new(Arc::new(env.open()?));
+    // Like the SDKs' memory tools, the memory root exists before the first call.
+    let tools = Tools::new(Arc::new(crate::cmd::mcp::open_or_init(env)?));
     let result = tools
         .call(&a.name, args)
         .map_err(|e| CliError::invalid(e.to_string()))?;
