@@ -112,7 +112,8 @@ impl Bert {
         let act = Act::parse(&cfg.hidden_act).ok_or_else(|| {
             candle_core::Error::Msg(format!("unsupported hidden_act {:?}", cfg.hidden_act))
         })?;
-        if cfg.num_attention_heads == 0 || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads) {
+        if cfg.num_attention_heads == 0 || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads)
+        {
             return Err(candle_core::Error::Msg(
                 "hidden_size is not a multiple of num_attention_heads".to_owned(),
             ));

@@ -29,10 +29,10 @@ pub mod search;
 pub mod store;
 
 pub use clock::Clock;
-/// The embedders of the vector index (local model, OpenAI-compatible endpoint).
-pub use memdir_embed as embed;
 pub use error::{Error, ErrorKind};
 pub use folder::FolderStore;
+/// The embedders of the vector index (local model, OpenAI-compatible endpoint).
+pub use memdir_embed as embed;
 pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport, content_version};
 pub use provenance::{Actor, Source};
 pub use store::{Entry, EntryKind, Store, StoreError};

@@ -377,10 +377,7 @@ impl Git {
 
     /// The file changes that revert `commit` on top of HEAD: `(path, Some(content))` to write,
     /// `(path, None)` to delete. Conflicts (later changes to the same lines) are refused.
-    pub fn revert_changes(
-        &self,
-        commit: Oid,
-    ) -> Result<Changes, StoreError> {
+    pub fn revert_changes(&self, commit: Oid) -> Result<Changes, StoreError> {
         let target = self.repo.find_commit(commit).map_err(backend)?;
         if target.parent_count() == 0 {
             return Err(StoreError::Conflict(

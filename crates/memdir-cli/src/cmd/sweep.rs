@@ -28,7 +28,11 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         "{verb} {} expired scratch note(s)\n",
         report.removed.len()
     ));
-    let moved = if a.dry_run { "would archive" } else { "archived" };
+    let moved = if a.dry_run {
+        "would archive"
+    } else {
+        "archived"
+    };
     for n in &report.archived_notes {
         text.push_str(&format!("{moved} {} to {} (expired)\n", n.from, n.to));
     }
@@ -36,7 +40,11 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         text.push_str(&format!(
             "{moved} {} state.md entr{} to {to}\n",
             report.archived_state_entries,
-            if report.archived_state_entries == 1 { "y" } else { "ies" }
+            if report.archived_state_entries == 1 {
+                "y"
+            } else {
+                "ies"
+            }
         ));
     }
     out(&text)
