@@ -15,12 +15,54 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const WORDS: [&str; 48] = [
-    "deploy", "staging", "postgres", "migration", "latency", "budget", "review", "customer",
-    "invoice", "refund", "schema", "index", "cache", "queue", "worker", "retry", "timeout",
-    "config", "release", "branch", "merge", "test", "flaky", "metric", "alert", "oncall",
-    "backup", "restore", "quota", "tenant", "region", "replica", "vacuum", "shard", "token",
-    "session", "memory", "context", "summary", "decision", "meeting", "priya", "omar", "lena",
-    "kafka", "redis", "grafana", "terraform",
+    "deploy",
+    "staging",
+    "postgres",
+    "migration",
+    "latency",
+    "budget",
+    "review",
+    "customer",
+    "invoice",
+    "refund",
+    "schema",
+    "index",
+    "cache",
+    "queue",
+    "worker",
+    "retry",
+    "timeout",
+    "config",
+    "release",
+    "branch",
+    "merge",
+    "test",
+    "flaky",
+    "metric",
+    "alert",
+    "oncall",
+    "backup",
+    "restore",
+    "quota",
+    "tenant",
+    "region",
+    "replica",
+    "vacuum",
+    "shard",
+    "token",
+    "session",
+    "memory",
+    "context",
+    "summary",
+    "decision",
+    "meeting",
+    "priya",
+    "omar",
+    "lena",
+    "kafka",
+    "redis",
+    "grafana",
+    "terraform",
 ];
 
 /// A tiny deterministic generator, so every run measures the same folder.
@@ -45,7 +87,11 @@ fn generate(root: &Path) -> u64 {
     std::fs::create_dir_all(root.join("log")).unwrap();
     std::fs::create_dir_all(root.join("notes")).unwrap();
     std::fs::create_dir_all(root.join("scratch")).unwrap();
-    std::fs::write(root.join("core.md"), "- user: Priya, staff engineer\n- prefers short answers\n").unwrap();
+    std::fs::write(
+        root.join("core.md"),
+        "- user: Priya, staff engineer\n- prefers short answers\n",
+    )
+    .unwrap();
     let start: jiff::civil::Date = "2025-12-01".parse().unwrap();
     for d in 0..365 {
         let date = start.checked_add(jiff::Span::new().days(d)).unwrap();
@@ -187,9 +233,19 @@ fn main() {
         bin.display()
     );
     let mut rpc = Rpc::start(&bin, &root);
-    println!("| call                                         |     n | p50 (ms) | p99 (ms) | max (ms) |");
-    println!("|----------------------------------------------|------:|---------:|---------:|---------:|");
-    measure(&mut rpc, "memory_read core.md", 2000, "memory_read", json!({"path": "core.md"}));
+    println!(
+        "| call                                         |     n | p50 (ms) | p99 (ms) | max (ms) |"
+    );
+    println!(
+        "|----------------------------------------------|------:|---------:|---------:|---------:|"
+    );
+    measure(
+        &mut rpc,
+        "memory_read core.md",
+        2000,
+        "memory_read",
+        json!({"path": "core.md"}),
+    );
     measure(
         &mut rpc,
         "memory_read log (28 KB) lines 100-150",
@@ -232,7 +288,13 @@ fn main() {
         "memory_search",
         json!({"pattern": "postgres migration timeout", "mode": "ranked"}),
     );
-    measure(&mut rpc, "memory_context", 1000, "memory_context", json!({}));
+    measure(
+        &mut rpc,
+        "memory_context",
+        1000,
+        "memory_context",
+        json!({}),
+    );
     // The same machine, the same moment: a whole `grep -rF` process over the folder, for scale.
     let mut times = Vec::new();
     for _ in 0..50 {
