@@ -346,6 +346,40 @@ fn writes_through_memdir_keep_the_index_current() {
         .assert()
         .success();
     assert!(f.get("MEMORY.md").contains("- [x](notes/y.md) — second"));
+    // A note added by hand is listed by the next `memdir index`, not by another note's write
+    // (only the written note's line changes, no other note is read); lint points at the gap.
+    f.put(
+        "notes/hand.md",
+        "---\nname: hand\ndescription: by hand\n---\n",
+    );
+    f.cmd()
+        .args(["note", "new", "z", "-d", "zed"])
+        .assert()
+        .success();
+    assert!(f.get("MEMORY.md").contains("- [z](notes/z.md) — zed"));
+    assert!(!f.get("MEMORY.md").contains("[hand]"));
+    let v = lint_json(&f, 0);
+    assert!(has(
+        &findings(&v),
+        "notes/hand.md:1",
+        "warning",
+        "not-in-index"
+    ));
+    // An index edited by hand is not trusted: the next write rebuilds it from every note.
+    f.put("MEMORY.md", "# my own index\n");
+    f.cmd()
+        .args(["note", "new", "w", "-d", "double-u"])
+        .assert()
+        .success();
+    let index = f.get("MEMORY.md");
+    assert!(
+        index.contains("- [hand](notes/hand.md) — by hand"),
+        "{index}"
+    );
+    assert!(index.contains("- [w](notes/w.md) — double-u"), "{index}");
+    assert!(index.contains("- [x](notes/y.md) — second"), "{index}");
+    f.cmd().args(["rm", "notes/z.md"]).assert().success();
+    assert!(!f.get("MEMORY.md").contains("[z]"));
     f.cmd().args(["rm", "notes"]).assert().success();
     assert!(!f.get("MEMORY.md").contains("- ["));
     // The index is generated: writing it by hand is refused with the way to change it.

@@ -547,6 +547,46 @@ pub fn index_line(e: &IndexEntry) -> String {
     format!("- [{name}]({path}) — {}", one_line(&e.description))
 }
 
+/// Reads an index back into its entries, for updating it without reading every note. Returns
+/// `None` unless rendering the entries gives back exactly `text` (so a hand-edited or foreign
+/// index is never trusted), or when a path was percent-encoded (it could not be told apart from a
+/// literal `%`).
+pub fn parse_index(text: &str) -> Option<Vec<IndexEntry>> {
+    let rest = text.strip_prefix(INDEX_HEADER)?;
+    let mut entries = Vec::new();
+    let mut kind: Option<String> = None;
+    for line in rest.lines() {
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(group) = line.strip_prefix("## ") {
+            kind = (group != UNTYPED).then(|| group.to_string());
+            continue;
+        }
+        let inner = line.strip_prefix("- [")?;
+        // The name ends at the first `](` whose `]` is not escaped.
+        let bytes = inner.as_bytes();
+        let end = (0..bytes.len().saturating_sub(1)).find(|&i| {
+            bytes[i] == b']' && bytes[i + 1] == b'(' && (i == 0 || bytes[i - 1] != b'\\')
+        })?;
+        let name = inner[..end].replace("\\[", "[").replace("\\]", "]");
+        let after = &inner[end + 2..];
+        let close = after.find(')')?;
+        let path = &after[..close];
+        if path.contains('%') {
+            return None;
+        }
+        let description = after[close + 1..].strip_prefix(" — ")?;
+        entries.push(IndexEntry {
+            name,
+            path: path.to_string(),
+            description: description.to_string(),
+            kind: kind.clone(),
+        });
+    }
+    (render_index(&entries) == text).then_some(entries)
+}
+
 fn group_title(kind: Option<&str>) -> String {
     match kind.map(str::trim).filter(|k| !k.is_empty()) {
         Some(k) => one_line(k),
@@ -750,6 +790,46 @@ mod tests {
         );
         assert_eq!(out, expected);
         assert_eq!(render_index(&[]), INDEX_HEADER);
+    }
+
+    #[test]
+    fn index_reads_back_or_refuses() {
+        let e = |name: &str, path: &str, kind: Option<&str>| IndexEntry {
+            name: name.to_string(),
+            path: path.to_string(),
+            description: format!("about {name} — with a dash"),
+            kind: kind.map(str::to_string),
+        };
+        let entries = vec![
+            e("me", "notes/me.md", Some("user")),
+            e("a [b] c", "notes/a.md", Some("project")),
+            e("odd", "odd.md", Some("idea")),
+            e("zeta", "notes/z/zeta.md", None),
+        ];
+        let text = render_index(&entries);
+        let mut back = parse_index(&text).unwrap();
+        let mut want = entries.clone();
+        let key = |x: &IndexEntry| (x.path.clone(), x.name.clone());
+        back.sort_by_key(key);
+        want.sort_by_key(key);
+        assert_eq!(back, want);
+        assert_eq!(parse_index(INDEX_HEADER), Some(vec![]));
+        // Hand edits, foreign files and encoded paths are not trusted.
+        assert_eq!(
+            parse_index(&text.replace("about me", "ABOUT me")),
+            Some({
+                let mut v = parse_index(&text).unwrap();
+                v[0].description = "ABOUT me — with a dash".into();
+                v
+            })
+        );
+        assert_eq!(parse_index(&format!("{text}stray line\n")), None);
+        assert_eq!(parse_index(&text.replace("## user\n", "")), None);
+        assert_eq!(parse_index("# My notes\n"), None);
+        assert_eq!(
+            parse_index(&render_index(&[e("s", "my notes/s.md", None)])),
+            None
+        );
     }
 
     fn key() -> impl Strategy<Value = String> {

@@ -6,7 +6,7 @@ use crate::memory::{CORE_FILE, Memory};
 use crate::notes::{NoteFile, read_text, scan};
 use memdir_core::caps::{Cap, CapExceeded, Size};
 use memdir_core::context::Section;
-use memdir_core::note::{INDEX_FILE, IndexEntry, Note, render_index};
+use memdir_core::note::{INDEX_FILE, IndexEntry, Note, parse_index, render_index};
 use memdir_core::path::MemPath;
 use memdir_core::state::STATE_FILE;
 use serde::Serialize;
@@ -85,29 +85,24 @@ fn write_index(mem: &Memory, files: &[NoteFile]) -> Result<IndexReport, Error> {
     })
 }
 
-/// Writes a note and refreshes the index, refusing the write when it would take the index over its
+/// Writes a note and updates the index, refusing the write when it would take the index over its
 /// cap (a write that keeps the index the same size or shrinks it is always allowed).
+///
+/// When `MEMORY.md` is exactly what memdir last generated, only this note's line changes and no
+/// other note is read; otherwise the index is rebuilt from every note.
 pub(crate) fn write_note(mem: &Memory, path: &MemPath, content: &str) -> Result<(), Error> {
     let _lock = mem.store().lock(INDEX_LOCK)?;
-    let mut files = scan(mem.store().as_ref())?;
-    let before = render_index(&entries(&files));
-    let updated = NoteFile {
-        path: path.clone(),
-        text: content.to_string(),
-        note: Note::parse(content),
-        is_note: true,
+    let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
+    let before = match current.as_deref().and_then(parse_index) {
+        Some(listed) => listed,
+        None => entries(&scan(mem.store().as_ref())?),
     };
-    match files.iter_mut().find(|f| &f.path == path) {
-        Some(f) => *f = updated,
-        None => {
-            files.push(updated);
-            files.sort_by(|a, b| a.path.cmp(&b.path));
-        }
-    }
-    let after = render_index(&entries(&files));
+    let mut after = before.clone();
+    replace_entry(&mut after, path, Some(content));
+    let (before_text, after_text) = (render_index(&before), render_index(&after));
     let cap = mem.config().index.cap();
-    let (old, new) = (Size::of(&before), Size::of(&after));
-    if cap.check(INDEX_FILE, &before, &after).is_err()
+    let (old, new) = (Size::of(&before_text), Size::of(&after_text));
+    if cap.check(INDEX_FILE, &before_text, &after_text).is_err()
         && (new.lines > old.lines || new.bytes > old.bytes)
     {
         return Err(CapExceeded {
@@ -119,7 +114,56 @@ pub(crate) fn write_note(mem: &Memory, path: &MemPath, content: &str) -> Result<
         .into());
     }
     mem.store().write(path, content.as_bytes())?;
-    write_index(mem, &files)?;
+    save_index(mem, current.as_deref(), &after_text, !after.is_empty())
+}
+
+/// Updates the index after files were deleted or moved: each path with its new text (`None` when
+/// it is gone). Falls back to a full rebuild when the index is not memdir's own output.
+pub(crate) fn update(mem: &Memory, changes: &[(MemPath, Option<String>)]) -> Result<(), Error> {
+    let _lock = mem.store().lock(INDEX_LOCK)?;
+    let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
+    let Some(mut listed) = current.as_deref().and_then(parse_index) else {
+        let files = scan(mem.store().as_ref())?;
+        return write_index(mem, &files).map(|_| ());
+    };
+    for (path, text) in changes {
+        replace_entry(&mut listed, path, text.as_deref());
+    }
+    save_index(
+        mem,
+        current.as_deref(),
+        &render_index(&listed),
+        !listed.is_empty(),
+    )
+}
+
+/// Drops the index line of `path`, then adds one for `text` when it is a listable note.
+fn replace_entry(listed: &mut Vec<IndexEntry>, path: &MemPath, text: Option<&str>) {
+    listed.retain(|e| e.path != path.as_str());
+    let Some(text) = text else { return };
+    if !memdir_core::note::is_note_path(path.as_str()) {
+        return;
+    }
+    let note = Note::parse(text);
+    if note.is_indexable() {
+        listed.push(IndexEntry {
+            name: note.meta.name.unwrap_or_default(),
+            path: path.to_string(),
+            description: note.meta.description.unwrap_or_default(),
+            kind: note.meta.kind,
+        });
+    }
+}
+
+fn save_index(
+    mem: &Memory,
+    current: Option<&str>,
+    text: &str,
+    has_entries: bool,
+) -> Result<(), Error> {
+    if current != Some(text) && (has_entries || current.is_some()) {
+        mem.store().write(&mp(INDEX_FILE), text.as_bytes())?;
+    }
     Ok(())
 }
 

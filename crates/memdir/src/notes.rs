@@ -261,15 +261,23 @@ pub(crate) fn write_hook(
     None
 }
 
-/// After a delete or a move: refreshes the index when a note may have come or gone.
+/// After a delete or a move: updates the index when a note may have come or gone. Single `.md`
+/// files update their own lines; a folder (whose notes are unknown once it moved) rebuilds it.
 pub(crate) fn after_change(mem: &Memory, paths: &[&MemPath]) -> Result<(), Error> {
-    let touches_notes = paths.iter().any(|p| {
-        let s = p.as_str();
-        is_note_path(s)
-            || (!s.ends_with(".md") && !NOT_NOTE_DIRS.contains(&s.split('/').next().unwrap_or("")))
-    });
-    if touches_notes {
+    let outside = |s: &str| NOT_NOTE_DIRS.contains(&s.split('/').next().unwrap_or(""));
+    if paths
+        .iter()
+        .any(|p| !p.as_str().ends_with(".md") && !outside(p.as_str()))
+    {
         crate::index::refresh(mem)?;
+        return Ok(());
     }
-    Ok(())
+    if !paths.iter().any(|p| is_note_path(p.as_str())) {
+        return Ok(());
+    }
+    let mut changes = Vec::new();
+    for p in paths {
+        changes.push(((*p).clone(), read_text(mem.store().as_ref(), p)?));
+    }
+    crate::index::update(mem, &changes)
 }
