@@ -114,9 +114,30 @@ fn generate(
     Ok(total)
 }
 
-fn time_cmd(mut make: impl FnMut() -> Command, runs: usize) -> anyhow::Result<Duration> {
+/// Children's CPU time so far (user + system), from `/proc/self/stat`, in clock ticks of 10 ms.
+fn children_cpu_ticks() -> u64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0;
+    };
+    // Fields after the command name (which may hold spaces) start after ')'.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // cutime and cstime are fields 16 and 17 of the line: 13 and 14 after ')'.
+    let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    get(13) + get(14)
+}
+
+/// Median wall time of `runs` runs (after a warm-up) and mean CPU time of the children.
+fn time_cmd(
+    mut make: impl FnMut() -> Command,
+    runs: usize,
+) -> anyhow::Result<(Duration, Duration)> {
     let mut all = Vec::new();
+    let mut cpu0 = 0;
     for i in 0..=runs {
+        if i == 1 {
+            cpu0 = children_cpu_ticks();
+        }
         let mut c = make();
         c.stdout(Stdio::null()).stderr(Stdio::null());
         let t0 = Instant::now();
@@ -125,8 +146,9 @@ fn time_cmd(mut make: impl FnMut() -> Command, runs: usize) -> anyhow::Result<Du
             all.push(t0.elapsed());
         }
     }
+    let cpu = Duration::from_millis((children_cpu_ticks() - cpu0) * 10 / runs.max(1) as u64);
     all.sort();
-    Ok(all[all.len() / 2])
+    Ok((all[all.len() / 2], cpu))
 }
 
 fn have(cmd: &str) -> bool {
@@ -176,9 +198,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         println!("rg not found: install ripgrep (apt-get install -y ripgrep) for the rg column");
     }
     println!(
-        "\n| pattern | matches | memdir search | grep -rniF | rg -niF | memdir/grep | memdir/rg |"
+        "\n| pattern | matches | memdir search | grep -rniF | rg -niF | memdir/grep | memdir/rg | CPU memdir / grep / rg |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for pat in [
         "kubernetes upgrade",
         "price ($5)",
@@ -187,7 +209,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     ] {
         let found = Memory::open(&year, Clock::system(jiff::tz::TimeZone::UTC))?
             .search(&SearchRequest::new(pat))?;
-        let m = time_cmd(
+        let (m, mc) = time_cmd(
             || {
                 let mut c = Command::new(&memdir);
                 c.env_clear()
@@ -197,7 +219,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             },
             a.runs,
         )?;
-        let g = time_cmd(
+        let (g, gc) = time_cmd(
             || {
                 let mut c = Command::new("grep");
                 c.arg("-rniF").arg("--").arg(pat).arg(&year);
@@ -205,8 +227,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             },
             a.runs,
         )?;
-        let (r, rr) = if rg {
-            let r = time_cmd(
+        let (r, rr, rc) = if rg {
+            let (r, rc) = time_cmd(
                 || {
                     let mut c = Command::new("rg");
                     c.arg("-niF").arg("--").arg(pat).arg(&year);
@@ -214,16 +236,22 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 },
                 a.runs,
             )?;
-            (format!("{:.1} ms", ms(r)), format!("{:.2}x", ms(m) / ms(r)))
+            (
+                format!("{:.1} ms", ms(r)),
+                format!("{:.2}x", ms(m) / ms(r)),
+                format!("{:.0} ms", ms(rc)),
+            )
         } else {
-            ("-".into(), "-".into())
+            ("-".into(), "-".into(), "-".into())
         };
         println!(
-            "| `{pat}` | {} | {:.1} ms | {:.1} ms | {r} | {:.2}x | {rr} |",
+            "| `{pat}` | {} | {:.1} ms | {:.1} ms | {r} | {:.2}x | {rr} | {:.0} / {:.0} / {rc} |",
             found.hits.len(),
             ms(m),
             ms(g),
-            ms(m) / ms(g)
+            ms(m) / ms(g),
+            ms(mc),
+            ms(gc)
         );
     }
     // In-process latency: the engine call the MCP server makes, on about 10 MB.
