@@ -12,7 +12,7 @@ use std::sync::Arc;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   claude mcp add memdir -- memdir mcp
-  claude mcp add memdir --env MEMDIR_ROOT=$HOME/notes/memory -- memdir mcp
+  claude mcp add --env MEMDIR_ROOT=$HOME/notes/memory --transport stdio memdir -- memdir mcp
   npx @modelcontextprotocol/inspector --cli memdir mcp --method tools/list")]
 pub struct Args {}
 
