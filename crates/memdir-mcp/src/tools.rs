@@ -68,7 +68,7 @@ pub fn specs() -> Vec<ToolSpec> {
                 "type": "object",
                 "properties": {
                     "pattern": {"type": "string", "description": "The text, regular expression or question to look for."},
-                    "mode": {"type": "string", "enum": ["grep", "ranked"], "description": "grep (default): exact lines containing the pattern. ranked: best lines for a natural-language question."},
+                    "mode": {"type": "string", "enum": ["grep", "ranked", "semantic", "hybrid"], "description": "grep (default): exact lines containing the pattern. ranked: best lines for a natural-language question. semantic / hybrid: by meaning (hybrid adds ranked words); they need an embedding model set up, else the call says so."},
                     "regex": {"type": "boolean", "description": "grep mode: treat pattern as a regular expression (default false)."},
                     "since": {"type": "string", "description": "Only dated files (logs) from this day on, YYYY-MM-DD."},
                     "until": {"type": "string", "description": "Only dated files (logs) up to this day, YYYY-MM-DD."},

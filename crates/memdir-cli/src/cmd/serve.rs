@@ -18,7 +18,7 @@ use std::sync::Arc;
   memdir serve
   memdir serve --listen 127.0.0.1:0          # pick a free port; the address is printed on stderr
   MEMDIR_TOKEN=$(openssl rand -hex 32) memdir serve --listen 0.0.0.0:8707
-  claude mcp add --transport http memdir http://127.0.0.1:8707/mcp")]
+  claude mcp add --transport http --header \"Authorization: Bearer $MEMDIR_TOKEN\" memdir http://127.0.0.1:8707/mcp")]
 pub struct Args {
     /// The address to listen on.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8707")]
