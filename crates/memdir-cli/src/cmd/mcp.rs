@@ -20,12 +20,18 @@ pub struct Args {}
 /// first session should not fail for want of `memdir init`. A folder that exists is used as it
 /// is.
 pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
-    match Memory::open(&env.root, env.clock.clone()) {
+    let mem = match Memory::open(&env.root, env.clock.clone()) {
         Err(e) if e.kind() == memdir::ErrorKind::NotFound => {
-            Ok(Memory::init(&env.root, env.clock.clone())?)
+            Memory::init(&env.root, env.clock.clone())?
         }
-        other => Ok(other?),
-    }
+        other => other?,
+    };
+    // The embedder of semantic/hybrid search (loaded only when such a search runs); a bad
+    // [embed] section surfaces there, not here.
+    Ok(match env.embed_config(&mem) {
+        Ok(c) => mem.with_embed_config(c),
+        Err(_) => mem,
+    })
 }
 
 /// Runs `mcp`.

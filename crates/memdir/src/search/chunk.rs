@@ -116,7 +116,9 @@ fn section_chunks(text: &str) -> Vec<Chunk> {
                 .filter(|l| !l.trim().is_empty())
                 .collect();
             let is_only_heading = body.len() == 1 && heading_level(body[0]).is_some();
-            if !body.is_empty() && !(is_only_heading && end < to) {
+            // A heading whose section goes on in the next window is not a chunk on its own.
+            let heading_then_more = is_only_heading && end < to;
+            if !body.is_empty() && !heading_then_more {
                 let first = lines[i..end]
                     .iter()
                     .position(|l| !l.trim().is_empty())
