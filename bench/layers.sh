@@ -12,11 +12,8 @@ set -euo pipefail
 
 RUNS=${RUNS:-20}
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [[ -z "${MEMDIR:-}" ]]; then
-  target=${CARGO_TARGET_DIR:-$here/target}
-  (cd "$here" && cargo build --release -q -p memdir-cli)
-  MEMDIR=$target/release/memdir
-fi
+# shellcheck source=bench/lib.sh
+source "$here/bench/lib.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export MEMDIR_NOW=2026-11-30T09:15:00Z TZ=UTC
@@ -59,8 +56,6 @@ done
 root=$work/git
 echo "a year: 365 logs + 2,000 notes, $(du -sh --exclude=.git "$root" | cut -f1) on disk, $RUNS runs each, $(nproc) cores, load $(cut -d" " -f1-3 /proc/loadavg)"
 BASELINE=cat
-# shellcheck source=bench/lib.sh
-source "$here/bench/lib.sh"
 time_it cat cat "$root/core.md" "$root/MEMORY.md" "$root/log/2026-11-29.md" "$root/log/2026-11-30.md"
 time_it "memdir context" "$MEMDIR" --root "$root" context
 time_it "memdir context --json" "$MEMDIR" --root "$root" context --json

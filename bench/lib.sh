@@ -1,4 +1,11 @@
-# Shared helpers for the shell benchmarks. Source it after setting RUNS.
+# Shared helpers for the shell benchmarks. Source it after setting RUNS and `here` (the repo).
+#
+# MEMDIR: the binary to time; when unset, the release build of this checkout (built now).
+if [[ -z "${MEMDIR:-}" ]]; then
+  target=${CARGO_TARGET_DIR:-$here/target}
+  (cd "$here" && cargo build --release -q -p memdir-cli)
+  MEMDIR=$target/release/memdir
+fi
 #
 # time_it NAME CMD... : runs CMD RUNS times (after one warm-up) and prints the min and median wall
 # time and the median CPU time (user + system), in milliseconds. CPU time is the steadier number

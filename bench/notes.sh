@@ -14,11 +14,8 @@ set -euo pipefail
 N=${N:-10000}
 RUNS=${RUNS:-10}
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [[ -z "${MEMDIR:-}" ]]; then
-  target=${CARGO_TARGET_DIR:-$here/target}
-  (cd "$here" && cargo build --release -q -p memdir-cli)
-  MEMDIR=$target/release/memdir
-fi
+# shellcheck source=bench/lib.sh
+source "$here/bench/lib.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/mem
@@ -48,8 +45,6 @@ with open(os.path.join(root, ".memdir", "config.toml"), "w") as f:
     f.write("[index]\nmax_lines = 50000\nmax_bytes = 10000000\n")
 PY
 
-# shellcheck source=bench/lib.sh
-source "$here/bench/lib.sh"
 
 echo "$N notes, $(du -sh "$root/notes" | cut -f1) on disk, $RUNS runs each, $(nproc) cores, load $(cut -d" " -f1-3 /proc/loadavg)"
 time_it grep grep -r -c '\[\[' "$root/notes"

@@ -75,11 +75,21 @@ pub fn date_of_file_name(name: &str) -> Option<Date> {
 
 /// Renders one log entry, newline-terminated. Fails on empty text.
 pub fn format_entry(time: Time, text: &str) -> Result<String, String> {
+    list_item(
+        &time.strftime("%H:%M").to_string(),
+        text,
+        "log text is empty: say what happened",
+    )
+}
+
+/// A Markdown list item `- <stamp> text`, later lines indented by two spaces so one item stays
+/// one entry; `empty` is the error for blank text. Logs and `state.md` share this shape.
+pub(crate) fn list_item(stamp: &str, text: &str, empty: &str) -> Result<String, String> {
     let text = text.trim_end();
     if text.trim().is_empty() {
-        return Err("log text is empty: say what happened".to_string());
+        return Err(empty.to_string());
     }
-    let mut out = format!("- {} ", time.strftime("%H:%M"));
+    let mut out = format!("- {stamp} ");
     for (i, line) in text.lines().enumerate() {
         if i > 0 {
             out.push_str("\n  ");

@@ -18,19 +18,11 @@ pub fn state_archive_path(day: Date) -> String {
 
 /// Renders one state entry, newline-terminated; later lines are indented by two spaces.
 pub fn format_entry(day: Date, text: &str) -> Result<String, String> {
-    let text = text.trim_end();
-    if text.trim().is_empty() {
-        return Err("state text is empty: say what holds now".to_string());
-    }
-    let mut out = format!("- {} ", day.strftime("%Y-%m-%d"));
-    for (i, line) in text.lines().enumerate() {
-        if i > 0 {
-            out.push_str("\n  ");
-        }
-        out.push_str(line.trim_end_matches('\r'));
-    }
-    out.push('\n');
-    Ok(out)
+    crate::log::list_item(
+        &day.strftime("%Y-%m-%d").to_string(),
+        text,
+        "state text is empty: say what holds now",
+    )
 }
 
 /// The date of a line that starts a state entry (`- 2026-11-30 text`), if it does.
