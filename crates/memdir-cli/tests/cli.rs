@@ -207,7 +207,7 @@ fn read_write_edit_ls_rm_mv_round_trip() {
         .args(["ls"])
         .assert()
         .success()
-        .stdout("MEMORY.md\ncore.md\nlog/\npeople/\nscratch/\n");
+        .stdout("core.md\nlog/\npeople/\nscratch/\n");
     f.cmd()
         .args(["ls", "people"])
         .assert()
