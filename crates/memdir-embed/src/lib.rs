@@ -141,6 +141,7 @@ pub fn normalize(v: &mut [f32]) {
 }
 
 /// A 64-bit FNV-1a hash, used for short, stable model fingerprints.
+#[cfg(feature = "local-model")]
 pub(crate) fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
     bytes.iter().fold(seed, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
@@ -148,4 +149,5 @@ pub(crate) fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
 }
 
 /// The FNV-1a offset basis.
+#[cfg(feature = "local-model")]
 pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
