@@ -119,6 +119,8 @@ pub struct Env {
     pub actor: memdir::Actor,
     /// Why, for the change this command makes.
     pub reason: Option<String>,
+    /// True when --source or MEMDIR_SOURCE chose the source (agent surfaces default to `agent`).
+    pub source_given: bool,
 }
 
 impl Env {
@@ -197,7 +199,9 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
     if writer.trim().is_empty() || writer.contains(['\n', '<', '>']) {
         return Err(CliError::invalid(format!("bad writer name {writer:?}")));
     }
-    let source = match env_or(&cli.source, "MEMDIR_SOURCE") {
+    let source_flag = env_or(&cli.source, "MEMDIR_SOURCE");
+    let source_given = source_flag.is_some();
+    let source = match source_flag {
         Some(s) => s.parse().map_err(CliError::invalid)?,
         None => memdir::Source::User,
     };
@@ -207,6 +211,7 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
         model_dir,
         actor: memdir::Actor { writer, source },
         reason: cli.reason.clone(),
+        source_given,
     })
 }
 

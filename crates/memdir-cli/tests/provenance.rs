@@ -553,3 +553,33 @@ fn four_writers_times_250_mixed_writes_all_land_in_files_and_history() {
         String::from_utf8_lossy(&fsck.stderr)
     );
 }
+
+#[test]
+fn agent_surfaces_write_as_agent_so_core_changes_become_proposals_with_their_reason() {
+    let f = Fixture::new();
+    f.cmd()
+        .args(["write", "core.md", "likes tea\n"])
+        .assert()
+        .success();
+    let a = f
+        .cmd()
+        .args(["tool", "memory_write"])
+        .write_stdin(r#"{"path": "core.md", "content": "likes coffee\n", "reason": "she said so"}"#)
+        .assert()
+        .success();
+    assert!(stdout(&a).contains("saved as proposal"), "{}", stdout(&a));
+    assert_eq!(f.get("core.md"), "likes tea\n");
+    let list = stdout(&f.cmd().arg("review").assert().success());
+    assert!(list.contains("she said so"), "{list}");
+    // A note written through the tool layer records its reason and the agent source in git.
+    f.cmd()
+        .args(["tool", "memory_write"])
+        .write_stdin(r#"{"path": "notes/x.md", "content": "x\n", "reason": "remember x"}"#)
+        .assert()
+        .success();
+    let msg = git(&f, &["log", "-1", "--format=%B"]);
+    assert!(
+        msg.contains("Memdir-Reason: remember x") && msg.contains("Memdir-Source: agent"),
+        "{msg}"
+    );
+}

@@ -248,7 +248,6 @@ struct ReadArgs {
 struct WriteArgs {
     path: String,
     content: String,
-    #[allow(dead_code)]
     reason: Option<String>,
 }
 
@@ -258,7 +257,6 @@ struct EditArgs {
     path: String,
     old: String,
     new: String,
-    #[allow(dead_code)]
     reason: Option<String>,
 }
 
@@ -303,6 +301,10 @@ fn shown(path: &str) -> String {
 }
 
 fn fail(e: memdir::Error) -> ToolText {
+    // A gated change saved as a proposal is not a failure: the model should know it waits.
+    if e.kind() == memdir::ErrorKind::Proposed {
+        return ToolText::ok(e.to_string());
+    }
     ToolText::error(e.to_string())
 }
 
@@ -424,7 +426,10 @@ impl Tools {
 
     fn write(&self, v: Value) -> Result<ToolText, ToolText> {
         let a: WriteArgs = args("memory_write", v)?;
-        self.mem.write(&a.path, &a.content).map_err(fail)?;
+        self.mem
+            .with_reason(a.reason.as_deref())
+            .write(&a.path, &a.content)
+            .map_err(fail)?;
         Ok(ToolText::ok(format!(
             "wrote {} ({} lines, {} bytes)",
             shown(&a.path),
@@ -435,7 +440,10 @@ impl Tools {
 
     fn edit(&self, v: Value) -> Result<ToolText, ToolText> {
         let a: EditArgs = args("memory_edit", v)?;
-        self.mem.edit(&a.path, &a.old, &a.new).map_err(fail)?;
+        self.mem
+            .with_reason(a.reason.as_deref())
+            .edit(&a.path, &a.old, &a.new)
+            .map_err(fail)?;
         Ok(ToolText::ok(format!(
             "edited {}: replaced the one occurrence",
             shown(&a.path)

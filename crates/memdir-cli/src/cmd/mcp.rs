@@ -26,6 +26,13 @@ pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
         }
         other => other?,
     };
+    // Agents write through this surface: their changes are labelled `agent` (so core changes
+    // become proposals) unless --source / MEMDIR_SOURCE says otherwise.
+    let mut actor = env.actor.clone();
+    if !env.source_given {
+        actor.source = memdir::Source::Agent;
+    }
+    let mem = mem.with_actor(actor).with_reason(env.reason.as_deref());
     // The embedder of semantic/hybrid search (loaded only when such a search runs); a bad
     // [embed] section surfaces there, not here.
     Ok(match env.embed_config(&mem) {
