@@ -583,3 +583,34 @@ fn agent_surfaces_write_as_agent_so_core_changes_become_proposals_with_their_rea
         "{msg}"
     );
 }
+
+#[test]
+fn the_anthropic_memory_tool_goes_through_the_gate_and_into_history() {
+    let f = Fixture::new();
+    f.cmd()
+        .args(["write", "core.md", "likes tea\n"])
+        .assert()
+        .success();
+    let a = f
+        .cmd()
+        .arg("tool")
+        .write_stdin(r#"{"command": "str_replace", "path": "/memories/core.md", "old_str": "tea", "new_str": "coffee"}"#)
+        .assert()
+        .code(1);
+    assert!(stdout(&a).contains("saved as proposal"), "{}", stdout(&a));
+    assert_eq!(f.get("core.md"), "likes tea\n");
+    f.cmd()
+        .arg("tool")
+        .write_stdin(r#"{"command": "create", "path": "/memories/notes/x.md", "file_text": "x\n"}"#)
+        .assert()
+        .success();
+    let log = git(
+        &f,
+        &[
+            "log",
+            "-1",
+            "--format=%an|%s|%(trailers:key=Memdir-Source,valueonly)",
+        ],
+    );
+    assert_eq!(log.trim(), "main|write notes/x.md|agent");
+}

@@ -408,28 +408,20 @@ fn tree_size(mem: &Memory, dir: &MemPath) -> Result<u64, String> {
         .sum())
 }
 
-/// Takes the lock the engine's own edits of this file take (`core` for core.md), so a
-/// read-modify-write here never interleaves with `memdir edit` or another tool call.
-fn lock(mem: &Memory, p: &MemPath) -> Result<Box<dyn memdir::store::LockGuard>, String> {
-    let key = if p.as_str() == memdir::CORE_FILE {
-        "core"
-    } else {
-        p.as_str()
-    };
-    mem.store().lock(key).map_err(engine)
-}
-
-/// Writes a file while its lock is held; core.md is checked against its cap first, as
-/// [`Memory::write`] does (which cannot be called here: it takes the same lock).
-fn write_locked(mem: &Memory, p: &MemPath, current: &str, new: &str) -> Result<(), String> {
-    if p.as_str() == memdir::CORE_FILE {
-        mem.config()
-            .core
-            .cap()
-            .check(memdir::CORE_FILE, current, new)
-            .map_err(engine)?;
-    }
-    mem.store().write(p, new.as_bytes()).map_err(engine)
+/// Writes a file through the engine, so the memory tool gets what every other front end gets:
+/// core's cap and gate (an agent's change becomes a proposal), the index hook, and a git commit.
+/// `current` is the text the change was computed from; if the file moved on meanwhile, the write
+/// is refused as a conflict instead of losing the other change.
+fn write_checked(
+    mem: &Memory,
+    p: &MemPath,
+    current: Option<&str>,
+    new: &str,
+) -> Result<(), String> {
+    let base = current.map(|c| memdir::content_version(c.as_bytes()));
+    mem.with_base(base.as_deref())
+        .write(p.as_str(), new)
+        .map_err(engine)
 }
 
 fn create(mem: &Memory, a: &Args<'_>) -> Reply {
@@ -438,11 +430,10 @@ fn create(mem: &Memory, a: &Args<'_>) -> Reply {
     if t.path.is_root() {
         return Err(format!("Error: File {} already exists", t.shown));
     }
-    let _lock = lock(mem, &t.path)?;
     if kind_of(mem, &t.path)?.is_some() {
         return Err(format!("Error: File {} already exists", t.shown));
     }
-    write_locked(mem, &t.path, "", text)?;
+    write_checked(mem, &t.path, None, text)?;
     Ok(format!("File created successfully at: {}", t.shown))
 }
 
@@ -459,7 +450,6 @@ fn str_replace(mem: &Memory, a: &Args<'_>) -> Reply {
     let t = target(a.str("path")?)?;
     let old = a.str("old_str")?;
     let new = a.opt_str("new_str")?.unwrap_or("");
-    let _lock = lock(mem, &t.path)?;
     let text = read_text(mem, &t)?.ok_or_else(|| {
         format!(
             "Error: The path {} does not exist. Please provide a valid path.",
@@ -481,7 +471,7 @@ fn str_replace(mem: &Memory, a: &Args<'_>) -> Reply {
         [at] => {
             let at = *at;
             let updated = format!("{}{new}{}", &text[..at], &text[at + old.len()..]);
-            write_locked(mem, &t.path, &text, &updated)?;
+            write_checked(mem, &t.path, Some(&text), &updated)?;
             let first = line_of(&updated, at);
             let last = first + new.matches('\n').count();
             let lines = split_lines(&updated);
@@ -513,7 +503,6 @@ fn insert(mem: &Memory, a: &Args<'_>) -> Reply {
     let t = target(a.str("path")?)?;
     let at = a.int("insert_line")?;
     let new = a.str("insert_text")?;
-    let _lock = lock(mem, &t.path)?;
     let text =
         read_text(mem, &t)?.ok_or_else(|| format!("Error: The path {} does not exist", t.shown))?;
     let lines = split_lines(&text);
@@ -541,7 +530,7 @@ fn insert(mem: &Memory, a: &Args<'_>) -> Reply {
     if !text.is_empty() && !text.ends_with('\n') && at < n {
         out.pop();
     }
-    write_locked(mem, &t.path, &text, &out)?;
+    write_checked(mem, &t.path, Some(&text), &out)?;
     Ok(format!("The file {} has been edited.", t.shown))
 }
 
