@@ -234,6 +234,11 @@ pub fn main() -> i32 {
     };
     match build_env(&cli).and_then(|env| dispatch(cli.command, &env)) {
         Ok(()) => exit::OK,
+        Err(e) if e.code == exit::OK => {
+            // A closed stdout leaves nothing more to say, so its error is dropped.
+            let _ = crate::ui::out(&e.message);
+            exit::OK
+        }
         Err(e) => {
             if !e.message.is_empty() {
                 eprintln!("memdir: {}", e.message);

@@ -16,7 +16,8 @@ pub mod exit {
     pub const FAILURE: i32 = 3;
 }
 
-/// A failure to report: its message and exit code.
+/// An early end to report: its message and exit code. With exit code 0 (a change saved as a
+/// proposal) the message is the command's output and goes to stdout; otherwise to stderr.
 #[derive(Debug)]
 pub struct CliError {
     /// One line, lowercase, saying what to do.
@@ -45,17 +46,11 @@ impl CliError {
 
 impl From<memdir::Error> for CliError {
     fn from(e: memdir::Error) -> Self {
-        if let memdir::Error::Proposed { message, .. } = &e {
-            // Not a failure: the change waits for review. Say so on stdout, exit 0.
-            return match out(message) {
-                Ok(()) => CliError::silent(exit::OK),
-                Err(e) => e,
-            };
-        }
         let code = match e.kind() {
             ErrorKind::NotFound => exit::NOT_FOUND,
             ErrorKind::Invalid | ErrorKind::Conflict => exit::INVALID,
             ErrorKind::Backend => exit::FAILURE,
+            // Not a failure: the change waits for review (the message goes to stdout).
             ErrorKind::Proposed => exit::OK,
         };
         CliError {

@@ -250,11 +250,9 @@ impl Memory {
 
     /// Reads a text file; `None` when it does not exist.
     fn read_opt(&self, path: &MemPath) -> Result<Option<String>, Error> {
-        match self.store.read(path) {
-            Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-            Err(StoreError::NotFound(_)) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+        Ok(self
+            .read_bytes_opt(path)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
     }
 
     /// Reads a file's bytes; `None` when it does not exist.
