@@ -158,6 +158,11 @@ fn undo_restores_a_file_with_a_new_commit() {
         .stderr(contains("later changes touch"));
     assert_eq!(f.get("notes/other.md"), "z\n");
     f.cmd().args(["undo", "nosuchcommit"]).assert().code(1);
+    f.cmd()
+        .args(["history", "notes/never.md"])
+        .assert()
+        .code(1)
+        .stderr("memdir: no changes recorded for notes/never.md\n");
 }
 
 #[test]

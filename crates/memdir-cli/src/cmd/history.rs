@@ -23,7 +23,13 @@ pub struct Args {
 pub fn run(a: Args, env: &Env) -> CliResult {
     let entries = env.open()?.history(a.path.as_deref(), a.limit)?;
     if entries.is_empty() {
-        return Err(CliError::silent(crate::ui::exit::NOT_FOUND));
+        return Err(CliError {
+            message: match &a.path {
+                Some(p) => format!("no changes recorded for {p}"),
+                None => "no changes recorded yet".to_string(),
+            },
+            code: crate::ui::exit::NOT_FOUND,
+        });
     }
     let mut text = String::new();
     for e in &entries {
