@@ -49,6 +49,8 @@ pub struct Memory {
     clock: Clock,
     /// The embedder of semantic and hybrid search, loaded on first use.
     pub(crate) embedder: Arc<crate::search::EmbedderSlot>,
+    /// The in-memory copy of the searchable files, when warm search is on.
+    pub(crate) warm: Option<Arc<crate::search::Warm>>,
     actor: Actor,
     reason: Option<String>,
     base: Option<String>,
@@ -144,6 +146,7 @@ impl Memory {
             config,
             clock,
             embedder: Arc::default(),
+            warm: None,
             actor: Actor::default(),
             reason: None,
             base: None,

@@ -1,11 +1,12 @@
 //! `memdir search`
 
 use crate::app::Env;
-use crate::ui::{CliError, CliResult, exit, out};
+use crate::ui::{CliError, CliResult, exit};
 use jiff::civil::Date;
-use memdir::search::{Mode, SearchHit, SearchRequest};
+use memdir::search::{Mode, SearchHit, SearchOutcome, SearchRequest};
 use serde::Serialize;
 use std::fmt::Write as _;
+use std::io::{self, Write as _};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -132,39 +133,63 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         env.embed_config(&mem)?;
         crate::cmd::index::sync_vectors(&mem)?;
     }
-    let found = mem.search(&req)?;
-    if found.is_empty() {
-        return Err(CliError::silent(exit::NOT_FOUND));
-    }
-    let mut text = String::new();
-    let mut prev: Option<&SearchHit> = None;
-    for h in &found.hits {
+    // Lines are printed as grep finds them, not gathered first: a pattern with thousands of
+    // matches starts printing at once and never holds them all.
+    let mut o = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
+    let mut io_err: Option<io::Error> = None;
+    let mut prev: Option<(String, u64)> = None;
+    let mut shown = 0usize;
+    let mut line = String::new();
+    let found = mem.search_each(&req, &mut |h: SearchHit| {
+        line.clear();
         if a.json {
-            text.push_str(&json_line(h)?);
+            line.push_str(&json_line(&h).map_err(|e| memdir::Error::Invalid(e.message))?);
         } else {
-            let gap = prev.is_some_and(|p| p.path != h.path || p.line + 1 != h.line);
+            let gap = prev
+                .as_ref()
+                .is_some_and(|(p, l)| *p != h.path || l + 1 != h.line);
             if req.context > 0 && gap {
-                text.push_str("--\n");
+                line.push_str("--\n");
             }
-            text.push_str(&h.render());
+            let sep = if h.is_context { '-' } else { ':' };
+            let _ = write!(line, "{}{sep}{}{sep}{}", h.path, h.line, h.text);
             if let Some(score) = h.score {
-                let _ = write!(text, "  [score {score:.2}");
+                let _ = write!(line, "  [score {score:.2}");
                 if let Some(d) = &h.date {
-                    let _ = write!(text, ", {d}");
+                    let _ = write!(line, ", {d}");
                 }
-                text.push(']');
+                line.push(']');
             }
         }
-        text.push('\n');
-        prev = Some(h);
+        line.push('\n');
+        shown += 1;
+        if let Err(e) = o.write_all(line.as_bytes()) {
+            io_err = Some(e);
+            return Err(memdir::Error::Conflict("output closed".to_string()));
+        }
+        if req.context > 0 {
+            prev = Some((h.path, h.line));
+        }
+        Ok(())
+    });
+    if let Some(e) = io_err {
+        return Err(e.into());
     }
-    if let Some(t) = found.trailer() {
+    let omitted = found?;
+    let outcome = SearchOutcome {
+        hits: Vec::new(),
+        omitted,
+    };
+    if shown == 0 && omitted == 0 {
+        return Err(CliError::silent(exit::NOT_FOUND));
+    }
+    if let Some(t) = outcome.trailer() {
         if a.json {
             eprintln!("memdir: {t}");
         } else {
-            text.push_str(&t);
-            text.push('\n');
+            writeln!(o, "{t}")?;
         }
     }
-    out(&text)
+    o.flush()?;
+    Ok(())
 }

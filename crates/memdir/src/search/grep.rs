@@ -4,8 +4,8 @@
 //! the same on every run. Once the budget is spent, the rest are only counted (no line text is
 //! kept), which is what the trailer reports.
 
-use super::walk::{FileRef, Scope, files, open_file};
-use super::{Budget, SearchHit, SearchOutcome, SearchRequest};
+use super::walk::{FileRef, open_file};
+use super::{Budget, SearchHit, SearchRequest};
 use crate::error::Error;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
@@ -13,13 +13,15 @@ use grep_searcher::{
 };
 use std::collections::BTreeMap;
 use std::io;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 /// Longest line text kept; longer lines (minified data, pasted blobs) are cut so one line can
 /// never flood an agent's context.
 pub(crate) const MAX_LINE_BYTES: usize = 1000;
+
+/// Files up to this size are read whole before searching; bigger ones are streamed.
+const WHOLE_READ_MAX: u64 = 16 << 20;
 
 /// Regular expressions compile to at most this much memory, so a hostile pattern fails fast.
 const REGEX_SIZE_LIMIT: usize = 10 << 20;
@@ -53,13 +55,38 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn searcher(context: usize) -> Searcher {
-    SearcherBuilder::new()
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(b'\0'))
-        .before_context(context)
-        .after_context(context)
-        .build()
+/// A thread's searchers: one that reports lines with numbers and context, and one for files
+/// searched after the budget is spent, which only counts matching lines (no line numbers to
+/// track, no context to keep).
+/// Each comes in two kinds: one that stops at a NUL byte (a binary file), for files read from
+/// disk or known to hold one, and one that need not look, for bytes in memory known to be text.
+struct Searchers {
+    full: [Searcher; 2],
+    count: [Searcher; 2],
+    /// A file read from disk, reused from file to file.
+    buf: Vec<u8>,
+}
+
+fn searchers(context: usize) -> Searchers {
+    let build = |numbered: bool, context: usize, binary: BinaryDetection| {
+        SearcherBuilder::new()
+            .line_number(numbered)
+            .binary_detection(binary)
+            .before_context(context)
+            .after_context(context)
+            .build()
+    };
+    let two = |numbered: bool, context: usize| {
+        [
+            build(numbered, context, BinaryDetection::quit(b'\0')),
+            build(numbered, context, BinaryDetection::none()),
+        ]
+    };
+    Searchers {
+        full: two(true, context),
+        count: two(false, 0),
+        buf: Vec::new(),
+    }
 }
 
 /// Turns raw line bytes into display text: no line ending, invalid UTF-8 replaced, long lines cut.
@@ -67,7 +94,10 @@ pub(crate) fn line_text(bytes: &[u8]) -> String {
     let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
     if bytes.len() <= MAX_LINE_BYTES {
-        return String::from_utf8_lossy(bytes).into_owned();
+        return match std::str::from_utf8(bytes) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+        };
     }
     let mut s = String::from_utf8_lossy(&bytes[..MAX_LINE_BYTES]).into_owned();
     // Cutting may split a character; drop a trailing replacement char made by the cut.
@@ -114,40 +144,57 @@ impl Sink for Collect {
     }
 }
 
-fn search_file(m: &RegexMatcher, s: &mut Searcher, path: &Path, keep_text: bool) -> FileResult {
+fn search_file(m: &RegexMatcher, s: &mut Searchers, f: &FileRef, keep_text: bool) -> FileResult {
     let mut sink = Collect {
         out: FileResult::default(),
         keep_text,
     };
-    // A file that cannot be read (gone, permissions, now a symlink) is skipped, like `grep -s`.
-    let Ok(file) = open_file(path) else {
-        return FileResult::default();
+    let [checked, text] = if keep_text { &mut s.full } else { &mut s.count };
+    let done = match &f.held {
+        Some(h) if h.binary => checked.search_slice(m, &h.bytes, &mut sink),
+        Some(h) => text.search_slice(m, &h.bytes, &mut sink),
+        // A file that cannot be read (gone, permissions, now a symlink) is skipped, like `grep -s`.
+        None => match open_file(&f.abs) {
+            // A file of ordinary size is read whole with one read into a reused buffer (a
+            // streaming reader costs an extra read and copy per file); a huge one is streamed.
+            Ok(mut file) => match file.metadata() {
+                Ok(meta) if meta.len() <= WHOLE_READ_MAX => {
+                    s.buf.clear();
+                    match std::io::Read::read_to_end(&mut file, &mut s.buf) {
+                        Ok(_) => checked.search_slice(m, &s.buf, &mut sink),
+                        Err(_) => return FileResult::default(),
+                    }
+                }
+                _ => checked.search_file(m, &file, &mut sink),
+            },
+            Err(_) => return FileResult::default(),
+        },
     };
-    match s.search_file(m, &file, &mut sink) {
+    match done {
         Ok(()) => sink.out,
         Err(_) => FileResult::default(),
     }
 }
 
-/// Runs a grep over the folder at `root`.
+/// Runs a grep over `files` (in path order), handing each result line to `emit` in order, and
+/// returns how many matches the budget left out. An error from `emit` stops the search.
 pub(crate) fn search(
-    root: &Path,
-    scope: &Scope,
+    files: &[FileRef],
     req: &SearchRequest,
-) -> Result<SearchOutcome, Error> {
+    emit: &mut dyn FnMut(SearchHit) -> Result<(), Error>,
+) -> Result<usize, Error> {
     let m = matcher(req)?;
-    let files = files(root, scope)?;
     let mut budget = Budget::new(req.max_bytes, req.limit);
-    let mut outcome = SearchOutcome::default();
+    let mut omitted = 0;
+    let mut failed = None;
     let spent = AtomicBool::new(false);
-    let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len() / 16 + 1);
 
-    let mut take = |f: &FileRef, r: FileResult, outcome: &mut SearchOutcome| {
+    let mut take = |f: &FileRef, r: FileResult| {
         if spent.load(Ordering::Relaxed) || r.lines.is_empty() {
-            outcome.omitted += r.matches;
+            omitted += r.matches;
             return;
         }
         let date = f.date_string();
@@ -166,49 +213,81 @@ pub(crate) fn search(
                 break;
             }
             shown += usize::from(!is_context);
-            outcome.hits.push(hit);
+            if let Err(e) = emit(hit) {
+                failed = Some(e);
+                spent.store(true, Ordering::Relaxed);
+                break;
+            }
         }
-        outcome.omitted += r.matches - shown;
+        omitted += r.matches.saturating_sub(shown);
     };
 
     if workers <= 1 {
-        let mut s = searcher(req.context);
-        for f in &files {
+        let mut s = searchers(req.context);
+        for f in files {
             let keep = !spent.load(Ordering::Relaxed);
-            let r = search_file(&m, &mut s, &f.abs, keep);
-            take(f, r, &mut outcome);
+            let r = search_file(&m, &mut s, f, keep);
+            take(f, r);
         }
-        return Ok(outcome);
+    } else {
+        parallel(files, req, &m, &spent, workers, &mut take);
     }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(omitted),
+    }
+}
 
+/// Searches `files` on `workers` threads and hands each file's result to `take` in path order.
+fn parallel(
+    files: &[FileRef],
+    req: &SearchRequest,
+    m: &RegexMatcher,
+    spent: &AtomicBool,
+    workers: usize,
+    take: &mut dyn FnMut(&FileRef, FileResult),
+) {
+    let next = AtomicUsize::new(0);
+    // Files are handed out in runs, so a search of many small files in memory pays for a few
+    // dozen hand-offs between threads rather than one per file.
+    let run = (files.len() / (workers * 16)).clamp(1, 64);
     std::thread::scope(|sc| {
-        let (tx, rx) = mpsc::channel::<(usize, FileResult)>();
+        let (tx, rx) = mpsc::channel::<(usize, Vec<FileResult>)>();
         for _ in 0..workers {
             let tx = tx.clone();
-            let (m, files, next, spent) = (&m, &files, &next, &spent);
+            let next = &next;
             sc.spawn(move || {
-                let mut s = searcher(req.context);
+                let mut s = searchers(req.context);
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(f) = files.get(i) else { break };
-                    let keep = !spent.load(Ordering::Relaxed);
-                    if tx.send((i, search_file(m, &mut s, &f.abs, keep))).is_err() {
+                    let start = next.fetch_add(run, Ordering::Relaxed);
+                    let Some(batch) = files.get(start..files.len().min(start + run)) else {
+                        break;
+                    };
+                    if batch.is_empty() {
+                        break;
+                    }
+                    let results = batch
+                        .iter()
+                        .map(|f| search_file(m, &mut s, f, !spent.load(Ordering::Relaxed)))
+                        .collect();
+                    if tx.send((start, results)).is_err() {
                         break;
                     }
                 }
             });
         }
         drop(tx);
-        // Results arrive in any order; hand them to the budget in path order.
+        // Runs arrive in any order; hand them to the budget in path order.
         let mut pending = BTreeMap::new();
         let mut want = 0;
-        for (i, r) in rx {
-            pending.insert(i, r);
-            while let Some(r) = pending.remove(&want) {
-                take(&files[want], r, &mut outcome);
-                want += 1;
+        for (start, results) in rx {
+            pending.insert(start, results);
+            while let Some(results) = pending.remove(&want) {
+                for r in results {
+                    take(&files[want], r);
+                    want += 1;
+                }
             }
         }
     });
-    Ok(outcome)
 }

@@ -5,7 +5,7 @@
 //! this search, so both lie in `[0, 1]`. Reciprocal rank fusion is kept for comparison: on
 //! LoCoMo it throws away how far apart scores are and does worse (see BENCHMARKS.md).
 
-use super::walk::{FileRef, Scope, files};
+use super::walk::{FileRef, Scope};
 use super::{SearchOutcome, SearchRequest, ranked, vector};
 use crate::error::Error;
 use crate::memory::Memory;
@@ -63,19 +63,28 @@ pub(crate) fn search(
     req: &SearchRequest,
     fusion: Fusion,
 ) -> Result<SearchOutcome, Error> {
-    let all = files(root, &Scope::everything())?;
+    let (all, generation) = mem.files_in(root, &Scope::everything())?;
     let by_path: HashMap<&str, &FileRef> = all.iter().map(|f| (f.rel.as_str(), f)).collect();
-    let mut dense = vector::dense_scores(mem, root, &all, scope, &req.pattern)?;
+    let mut kw_req = req.clone();
+    kw_req.limit = Some(KEYWORD_CANDIDATES);
+    kw_req.max_bytes = None;
+    // The keyword search runs on another core while the query goes through the encoder, the
+    // slow half.
+    let (dense, keyword) = std::thread::scope(|s| {
+        let keyword = s.spawn(|| ranked::search(mem, root, scope, &kw_req));
+        let dense = vector::dense_scores(mem, root, (&all, generation), scope, &req.pattern);
+        let keyword = keyword
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (dense, keyword)
+    });
+    let mut dense = dense?;
+    let keyword = keyword?.hits;
     dense.sort_by(|a, b| {
         b.3.total_cmp(&a.3)
             .then_with(|| a.0.rel.cmp(&b.0.rel))
             .then(a.1.cmp(&b.1))
     });
-
-    let mut kw_req = req.clone();
-    kw_req.limit = Some(KEYWORD_CANDIDATES);
-    kw_req.max_bytes = None;
-    let keyword = ranked::search(root, scope, &kw_req)?.hits;
 
     // Chunk starts per file, to give a keyword line inside a note section its chunk's score.
     let mut chunk_of: HashMap<&str, Vec<(u64, usize)>> = HashMap::new();

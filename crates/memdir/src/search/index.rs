@@ -102,6 +102,15 @@ impl Index {
             .map_err(db_err)
     }
 
+    /// How many files the index holds.
+    pub fn file_count(&self) -> Result<usize, Error> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
+            .map_err(db_err)?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// Brings the index up to date with `files` (every file of the folder).
     pub fn sync(&mut self, files: &[FileRef], tok: &Tokenizer) -> Result<SyncStats, Error> {
         let mut stats = SyncStats::default();

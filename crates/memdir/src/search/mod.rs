@@ -26,9 +26,11 @@ mod index;
 mod ranked;
 mod vector;
 mod walk;
+mod warm;
 
 pub use hybrid::Fusion;
 pub use vector::{EmbedderSlot, Progress, VectorStats, embed_config};
+pub(crate) use warm::Warm;
 
 use crate::error::Error;
 use crate::memory::Memory;
@@ -229,6 +231,23 @@ impl Memory {
     /// Fails with [`Error::Invalid`] on a bad regular expression, glob or empty pattern, or when
     /// the store has no local folder to search.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchOutcome, Error> {
+        let mut hits = Vec::new();
+        let omitted = self.search_each(req, &mut |h| {
+            hits.push(h);
+            Ok(())
+        })?;
+        Ok(SearchOutcome { hits, omitted })
+    }
+
+    /// Like [`Memory::search`], but hands each result line to `each` as soon as it is known,
+    /// in the same order, so a front end can print while grep is still reading (a search
+    /// with many matches never holds them all). Returns how many matches were left out by the
+    /// budget; an error from `each` (a closed pipe) stops the search and is returned.
+    pub fn search_each(
+        &self,
+        req: &SearchRequest,
+        each: &mut dyn FnMut(SearchHit) -> Result<(), Error>,
+    ) -> Result<usize, Error> {
         let root = self
             .store()
             .local_root()
@@ -246,12 +265,16 @@ impl Memory {
             )));
         }
         let scope = walk::Scope::new(req)?;
-        match req.mode {
-            Mode::Grep => grep::search(root, &scope, req),
-            Mode::Ranked => ranked::search(root, &scope, req),
+        let found = match req.mode {
+            Mode::Grep => return grep::search(&self.files_in(root, &scope)?.0, req, each),
+            Mode::Ranked => ranked::search(self, root, &scope, req),
             Mode::Semantic => vector::search(self, root, &scope, req),
             Mode::Hybrid => hybrid::search(self, root, &scope, req, Fusion::Weighted),
+        }?;
+        for h in found.hits {
+            each(h)?;
         }
+        Ok(found.omitted)
     }
 
     /// Rebuilds the keyword index of ranked mode from the files and returns how many files it
@@ -263,7 +286,36 @@ impl Memory {
             .local_root()
             .ok_or_else(|| Error::Invalid("search needs a local folder".to_string()))?;
         let tok = memdir_core::tokenize::Tokenizer::new();
-        let (_, files) = ranked::fresh_index(root, &tok, true)?;
+        let (_, files) = ranked::fresh_index(self, root, &tok, true)?;
         Ok(files.len())
+    }
+
+    /// This memory, keeping its searchable files in memory between searches, for a process
+    /// that searches many times (an MCP server, a service, a library user). The first search
+    /// reads the files; later ones re-read only what the kernel reports changed (inotify), so
+    /// a search still sees every write that finished before it began, from any process. Costs
+    /// memory about the size of the folder (capped at 512 MiB); where inotify is unavailable
+    /// searches read the disk as before. Clones made from the result share the copy.
+    pub fn with_warm_search(&self) -> Memory {
+        let mut mem = self.clone();
+        if mem.warm.is_none() {
+            mem.warm = Some(std::sync::Arc::default());
+        }
+        mem
+    }
+
+    /// The files in scope, in path order (from the warm copy when there is one), and the warm
+    /// copy's generation.
+    pub(crate) fn files_in(
+        &self,
+        root: &std::path::Path,
+        scope: &walk::Scope,
+    ) -> Result<(Vec<walk::FileRef>, Option<u64>), Error> {
+        if let Some(w) = &self.warm
+            && let Some((files, generation)) = w.files(root, scope)
+        {
+            return Ok((files, Some(generation)));
+        }
+        Ok((walk::files(root, scope)?, None))
     }
 }

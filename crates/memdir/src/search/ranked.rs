@@ -8,9 +8,10 @@
 //! that only makes sense after its question still ranks.
 
 use super::index::Index;
-use super::walk::{FileRef, Scope, files};
+use super::walk::{FileRef, Scope};
 use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
 use crate::error::Error;
+use crate::memory::Memory;
 use memdir_core::tokenize::Tokenizer;
 use rusqlite::params;
 use std::collections::HashMap;
@@ -36,23 +37,39 @@ fn db_err(e: rusqlite::Error) -> Error {
     )))
 }
 
-/// Opens the index of `root` and brings it up to date; with `rebuild`, from scratch.
+/// Opens the index of `root` and brings it up to date; with `rebuild`, from scratch. A warm
+/// memory skips the sync when no file changed since its last one (and the index still lists
+/// every file: a deleted index is refilled).
 pub(crate) fn fresh_index(
+    mem: &Memory,
     root: &Path,
     tok: &Tokenizer,
     rebuild: bool,
 ) -> Result<(Index, Vec<FileRef>), Error> {
-    let all = files(root, &Scope::everything())?;
+    let (all, generation) = mem.files_in(root, &Scope::everything())?;
     let mut index = Index::open(root)?;
     if rebuild {
         index.clear()?;
     }
-    index.sync(&all, tok)?;
+    let warm = mem.warm.as_deref().zip(generation);
+    let in_step = warm.is_some_and(|(w, g)| w.is_stamped(STAMP, g))
+        && !rebuild
+        && index.file_count()? == all.len();
+    if !in_step {
+        index.sync(&all, tok)?;
+        if let Some((w, g)) = warm {
+            w.stamp(STAMP, g);
+        }
+    }
     Ok((index, all))
 }
 
+/// The name the keyword index's sync is recorded under in a warm memory.
+const STAMP: &str = "keyword-index";
+
 /// Runs a ranked search over the folder at `root`.
 pub(crate) fn search(
+    mem: &Memory,
     root: &Path,
     scope: &Scope,
     req: &SearchRequest,
@@ -62,7 +79,7 @@ pub(crate) fn search(
     if terms.is_empty() {
         return Ok(SearchOutcome::default());
     }
-    let (index, all) = fresh_index(root, &tok, false)?;
+    let (index, all) = fresh_index(mem, root, &tok, false)?;
     let conn = &index.conn;
     let expr = terms
         .iter()

@@ -15,7 +15,7 @@
 //! `chunks(file_id, line, shown, vec)` with `vec` the little-endian `f32` embedding.
 
 use super::chunk::{CHUNKING, chunks};
-use super::walk::{FileRef, Scope, files};
+use super::walk::{FileRef, Scope};
 use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
 use crate::error::Error;
 use crate::memory::Memory;
@@ -183,7 +183,8 @@ impl Memory {
         let embedder = self.embedder.get()?;
         let mut index = VectorIndex::open(&index_path(root))?;
         index.check(embedder.as_ref())?;
-        index.sync(root, embedder.as_ref(), progress)
+        let (all, _) = self.files_in(root, &Scope::everything())?;
+        index.sync(&all, embedder.as_ref(), progress)
     }
 
     /// Builds a new vector index with the configured embedder and swaps it in atomically.
@@ -195,7 +196,9 @@ impl Memory {
         let _ = std::fs::remove_file(&tmp);
         let stats = {
             let mut index = VectorIndex::create(&tmp)?;
-            let stats = index.sync(root, embedder.as_ref(), progress);
+            let stats = self
+                .files_in(root, &Scope::everything())
+                .and_then(|(all, _)| index.sync(&all, embedder.as_ref(), progress));
             drop(index);
             stats
         };
@@ -311,11 +314,10 @@ impl VectorIndex {
     /// Brings the index up to date with the files under `root`.
     pub(crate) fn sync(
         &mut self,
-        root: &Path,
+        all: &[FileRef],
         embedder: &dyn Embedder,
         progress: Progress<'_>,
     ) -> Result<VectorStats, Error> {
-        let all = files(root, &Scope::everything())?;
         let mut stats = VectorStats::default();
         let mut known: HashMap<String, (i64, i64, String)> = HashMap::new();
         {
@@ -334,7 +336,7 @@ impl VectorIndex {
         // Files to (re)embed, with their chunks.
         let mut pending: Vec<(&FileRef, i64, i64, String, Vec<super::chunk::Chunk>)> = Vec::new();
         let mut touched = Vec::new();
-        for f in &all {
+        for f in all {
             let Ok(m) = std::fs::symlink_metadata(&f.abs) else {
                 continue;
             };
@@ -457,6 +459,15 @@ impl VectorIndex {
     }
 
     /// Writes the model id, chunking and (once known) vector length into `meta`.
+    /// How many files the index holds.
+    pub(crate) fn file_count(&self) -> Result<usize, Error> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
+            .map_err(db_err)?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     fn record_model(&self, embedder: &dyn Embedder, dims: Option<usize>) -> Result<(), Error> {
         let set = |k: &str, v: &str| {
             self.conn
@@ -561,19 +572,32 @@ fn dot_blob(q: &[f32], blob: &[u8]) -> f32 {
         .sum()
 }
 
+/// The name the vector index's sync is recorded under in a warm memory.
+const STAMP: &str = "vector-index";
+
 /// Embeds the query and scores every chunk in scope: the shared first step of semantic and
 /// hybrid search. Brings the index up to date first.
 pub(crate) fn dense_scores<'f>(
     mem: &Memory,
     root: &Path,
-    all: &'f [FileRef],
+    (all, generation): (&'f [FileRef], Option<u64>),
     scope: &Scope,
     query: &str,
 ) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
     let embedder = mem.embedder_for_search()?;
     let mut index = VectorIndex::open(&index_path(root))?;
     index.check(embedder.as_ref())?;
-    index.sync(root, embedder.as_ref(), &|_, _| {})?;
+    // A warm memory skips the sync when no file changed since its last one and the index
+    // still lists every file (a deleted index is refilled).
+    let warm = mem.warm.as_deref().zip(generation);
+    let in_step =
+        warm.is_some_and(|(w, g)| w.is_stamped(STAMP, g)) && index.file_count()? == all.len();
+    if !in_step {
+        index.sync(all, embedder.as_ref(), &|_, _| {})?;
+        if let Some((w, g)) = warm {
+            w.stamp(STAMP, g);
+        }
+    }
     let q = embedder.embed(&[query]).map_err(embed_err)?;
     let q = q.into_iter().next().unwrap_or_default();
     let in_scope: HashMap<&str, &FileRef> = all
@@ -591,8 +615,8 @@ pub(crate) fn search(
     scope: &Scope,
     req: &SearchRequest,
 ) -> Result<SearchOutcome, Error> {
-    let all = files(root, &Scope::everything())?;
-    let mut scored = dense_scores(mem, root, &all, scope, &req.pattern)?;
+    let (all, generation) = mem.files_in(root, &Scope::everything())?;
+    let mut scored = dense_scores(mem, root, (&all, generation), scope, &req.pattern)?;
     scored.sort_by(|a, b| {
         b.3.total_cmp(&a.3)
             .then_with(|| a.0.rel.cmp(&b.0.rel))

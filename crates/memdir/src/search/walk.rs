@@ -9,6 +9,7 @@ use jiff::civil::Date;
 use memdir_core::log::date_of_file_name;
 use memdir_core::path::RESERVED;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Top folders whose files are named by their date.
 const DATED_DIRS: [&str; 2] = ["log", "archive"];
@@ -29,6 +30,27 @@ pub(crate) struct FileRef {
     pub abs: PathBuf,
     /// The date in a dated file's name.
     pub date: Option<Date>,
+    /// The file's bytes when a warm search holds them in memory; `None` means read the disk.
+    pub held: Option<Arc<Held>>,
+}
+
+/// A file's bytes, held in memory by warm search.
+#[derive(Debug)]
+pub(crate) struct Held {
+    /// The whole file.
+    pub bytes: Vec<u8>,
+    /// True if it holds a NUL byte anywhere (grep stops at the first, as for a file on disk).
+    pub binary: bool,
+}
+
+impl Held {
+    /// Takes a file's bytes.
+    pub fn new(bytes: Vec<u8>) -> Held {
+        Held {
+            binary: bytes.contains(&0),
+            bytes,
+        }
+    }
 }
 
 impl FileRef {
@@ -96,6 +118,12 @@ fn compile_glob(g: &str) -> Result<GlobSet, Error> {
     set.build().map_err(bad)
 }
 
+/// True for a name inside the root that is never searched: memdir's and git's folders, and the
+/// temp file of a write in progress.
+pub(crate) fn is_internal(name: &str) -> bool {
+    RESERVED.contains(&name) || (name.starts_with('.') && name.ends_with(".tmp"))
+}
+
 /// The date of a file under a dated folder, from its name.
 pub(crate) fn date_of(rel: &str) -> Option<Date> {
     let top = rel.split('/').next()?;
@@ -123,13 +151,7 @@ pub(crate) fn files(root: &Path, scope: &Scope) -> Result<Vec<FileRef>, Error> {
     let walker = ignore::WalkBuilder::new(root)
         .standard_filters(false)
         .follow_links(false)
-        .filter_entry(|e| {
-            let name = e.file_name().to_string_lossy();
-            let internal = e.depth() > 0
-                && (RESERVED.contains(&name.as_ref())
-                    || (name.starts_with('.') && name.ends_with(".tmp")));
-            !internal
-        })
+        .filter_entry(|e| e.depth() == 0 || !is_internal(&e.file_name().to_string_lossy()))
         .build();
     let mut out = Vec::new();
     for entry in walker {
@@ -154,6 +176,7 @@ pub(crate) fn files(root: &Path, scope: &Scope) -> Result<Vec<FileRef>, Error> {
                 abs: entry.into_path(),
                 rel,
                 date,
+                held: None,
             });
         }
     }

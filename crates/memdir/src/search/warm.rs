@@ -1,0 +1,346 @@
+//! Warm search: a long-lived process's copy of the searchable files, kept current by inotify.
+//!
+//! A one-shot search walks the folder and reads every file in scope, about 1,200 opens and
+//! reads on a year of memory, which is most of its time. A process that searches many times
+//! (the MCP server, `memdir serve`, a library user) can keep the files' bytes in memory
+//! instead: the first search reads them, and every later search first drains the kernel's
+//! queue of change events for the folder and re-reads only what changed.
+//!
+//! Why this never serves stale bytes: the kernel queues an event before the write that caused
+//! it returns, and the queue is drained under the same lock that guards the copies, before any
+//! copy is used. So a search sees every write that finished before it began, from this
+//! process, another process or an editor. A copy is taken under that lock too, after the
+//! drain, so a write racing with the read leaves an event that the next search drains. If the
+//! queue overflows, or a watch cannot be added, the copy starts over from a fresh walk; where
+//! inotify is unavailable, searches read the disk as one-shot searches do.
+//!
+//! What is searched is exactly what [`walk::files`](super::walk::files) finds: regular files,
+//! no symlinks followed, `.memdir/`, `.git/` and in-flight temp files left out.
+
+use super::walk::{FileRef, Held, Scope, date_of, is_internal, open_file};
+use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+use rustix::io::Errno;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Bytes kept in memory at most; files past this are read from disk on every search.
+const MAX_BYTES: usize = 512 << 20;
+
+/// Generations are drawn from one counter, so a number never means two different states, even
+/// across a start-over.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+fn next_generation() -> u64 {
+    GENERATION.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// What a directory watch reports: anything that changes a file's bytes or a folder's entries.
+fn watch_flags() -> WatchFlags {
+    WatchFlags::CREATE
+        | WatchFlags::DELETE
+        | WatchFlags::MOVED_FROM
+        | WatchFlags::MOVED_TO
+        | WatchFlags::MODIFY
+        | WatchFlags::CLOSE_WRITE
+        | WatchFlags::ATTRIB
+        | WatchFlags::DELETE_SELF
+        | WatchFlags::MOVE_SELF
+        | WatchFlags::ONLYDIR
+        | WatchFlags::DONT_FOLLOW
+        | WatchFlags::EXCL_UNLINK
+}
+
+/// The shared, lockable copy. Cheap to create: nothing happens until the first search.
+#[derive(Default)]
+pub(crate) struct Warm {
+    state: Mutex<Option<State>>,
+}
+
+impl std::fmt::Debug for Warm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Warm")
+    }
+}
+
+struct State {
+    root: PathBuf,
+    fd: OwnedFd,
+    /// Watch descriptor to the folder it watches, relative to the root (`""` is the root).
+    dirs: HashMap<i32, String>,
+    files: BTreeMap<String, Entry>,
+    /// Bytes held in `files`.
+    bytes: usize,
+    /// Bumped by every change seen; equal generations mean the same files and bytes.
+    generation: u64,
+    /// What other caches (the keyword index) last synced against, by name.
+    stamps: HashMap<&'static str, u64>,
+}
+
+struct Entry {
+    file: FileRef,
+}
+
+/// Why the copy has to start over.
+struct Restart;
+
+impl Warm {
+    /// The files in scope, in path order, each with its bytes where they are held in memory;
+    /// `None` when warm search cannot run here (no inotify, or the watch limit is reached), and
+    /// the caller walks the disk instead. Also returns the copy's generation.
+    pub fn files(&self, root: &Path, scope: &Scope) -> Option<(Vec<FileRef>, u64)> {
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.as_ref().is_some_and(|s| s.root != root) {
+            *guard = None;
+        }
+        if let Some(state) = guard.as_mut()
+            && state.drain().is_err()
+        {
+            *guard = None;
+        }
+        if guard.is_none() {
+            *guard = State::start(root).ok();
+        }
+        let state = guard.as_mut()?;
+        Some((state.snapshot(scope), state.generation))
+    }
+
+    /// True if the cache named `key` was last marked at `generation`.
+    pub fn is_stamped(&self, key: &'static str, generation: u64) -> bool {
+        let guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        guard
+            .as_ref()
+            .is_some_and(|s| s.stamps.get(key) == Some(&generation))
+    }
+
+    /// Records that the cache named `key` is in step with the files at `generation`.
+    pub fn stamp(&self, key: &'static str, generation: u64) {
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = guard.as_mut() {
+            s.stamps.insert(key, generation);
+        }
+    }
+}
+
+impl State {
+    /// Watches every folder and lists every file (their bytes are read on first use).
+    fn start(root: &Path) -> Result<State, Restart> {
+        let fd =
+            inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).map_err(|_| Restart)?;
+        let mut state = State {
+            root: root.to_path_buf(),
+            fd,
+            dirs: HashMap::new(),
+            files: BTreeMap::new(),
+            bytes: 0,
+            generation: next_generation(),
+            stamps: HashMap::new(),
+        };
+        state.scan("")?;
+        Ok(state)
+    }
+
+    fn abs(&self, rel: &str) -> PathBuf {
+        if rel.is_empty() {
+            self.root.clone()
+        } else {
+            self.root.join(rel)
+        }
+    }
+
+    /// Watches the folder `rel` and everything under it, and lists its files. The watch comes
+    /// first, so a file created while listing is either listed or reported.
+    fn scan(&mut self, rel: &str) -> Result<(), Restart> {
+        let abs = self.abs(rel);
+        let wd = match inotify::add_watch(&self.fd, &abs, watch_flags()) {
+            Ok(wd) => wd,
+            // Gone or replaced by something that is not a folder since it was seen: skip it.
+            Err(Errno::NOENT | Errno::NOTDIR | Errno::ACCESS) if !rel.is_empty() => return Ok(()),
+            // Out of watches (or the root is unusable): warm search cannot keep up here.
+            Err(_) => return Err(Restart),
+        };
+        self.dirs.insert(wd, rel.to_string());
+        let Ok(entries) = std::fs::read_dir(&abs) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            if is_internal(&name) {
+                continue;
+            }
+            let child = join(rel, &name);
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => self.scan(&child)?,
+                Ok(t) if t.is_file() => self.add_file(child),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn add_file(&mut self, rel: String) {
+        self.forget(&rel);
+        let file = FileRef {
+            abs: self.root.join(&rel),
+            date: date_of(&rel),
+            rel: rel.clone(),
+            held: None,
+        };
+        self.files.insert(rel, Entry { file });
+    }
+
+    fn forget(&mut self, rel: &str) {
+        if let Some(e) = self.files.remove(rel)
+            && let Some(h) = e.file.held
+        {
+            self.bytes -= h.bytes.len();
+        }
+    }
+
+    fn drop_bytes(&mut self, rel: &str) {
+        if let Some(e) = self.files.get_mut(rel)
+            && let Some(h) = e.file.held.take()
+        {
+            self.bytes -= h.bytes.len();
+        }
+    }
+
+    /// Drops a folder that was deleted or moved away, with its files and watches.
+    fn forget_dir(&mut self, rel: &str) {
+        let prefix = format!("{rel}/");
+        let gone: Vec<String> = self
+            .files
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in gone {
+            self.forget(&k);
+        }
+        let watches: Vec<i32> = self
+            .dirs
+            .iter()
+            .filter(|(_, d)| *d == rel || d.starts_with(&prefix))
+            .map(|(wd, _)| *wd)
+            .collect();
+        for wd in watches {
+            self.dirs.remove(&wd);
+            // A deleted folder's watch is already gone; a moved one's is removed here.
+            let _ = inotify::remove_watch(&self.fd, wd);
+        }
+    }
+
+    /// Applies every queued change event.
+    fn drain(&mut self) -> Result<(), Restart> {
+        let mut buf = [MaybeUninit::<u8>::uninit(); 16 << 10];
+        let mut events = Vec::new();
+        {
+            let mut reader = inotify::Reader::new(&self.fd, &mut buf);
+            loop {
+                match reader.next() {
+                    Ok(ev) => events.push((
+                        ev.wd(),
+                        ev.events(),
+                        ev.file_name()
+                            .and_then(|n| n.to_str().ok())
+                            .map(str::to_string),
+                    )),
+                    Err(Errno::AGAIN) => break,
+                    Err(Errno::INTR) => {}
+                    Err(_) => return Err(Restart),
+                }
+            }
+        }
+        for (wd, flags, name) in events {
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                return Err(Restart);
+            }
+            let Some(dir) = self.dirs.get(&wd).cloned() else {
+                continue;
+            };
+            if flags.intersects(ReadFlags::IGNORED | ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF)
+            {
+                if flags.contains(ReadFlags::IGNORED) {
+                    self.dirs.remove(&wd);
+                }
+                if dir.is_empty() {
+                    // The root itself went away or moved.
+                    return Err(Restart);
+                }
+                // The parent's own event drops the folder and its files.
+                continue;
+            }
+            let Some(name) = name else { continue };
+            if is_internal(&name) {
+                continue;
+            }
+            self.generation = next_generation();
+            let rel = join(&dir, &name);
+            let arrived = flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO);
+            let left = flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM);
+            if flags.contains(ReadFlags::ISDIR) {
+                if left || arrived {
+                    self.forget_dir(&rel);
+                }
+                if arrived {
+                    self.scan(&rel)?;
+                }
+                continue;
+            }
+            if left {
+                self.forget(&rel);
+            } else if arrived || !self.files.contains_key(&rel) {
+                // A new name: a regular file is searched; a symlink or anything else is not.
+                match std::fs::symlink_metadata(self.abs(&rel)) {
+                    Ok(m) if m.file_type().is_file() => self.add_file(rel),
+                    _ => self.forget(&rel),
+                }
+            } else {
+                self.drop_bytes(&rel);
+            }
+        }
+        Ok(())
+    }
+
+    /// The files in scope with their bytes, reading the ones not held yet.
+    fn snapshot(&mut self, scope: &Scope) -> Vec<FileRef> {
+        let mut out = Vec::new();
+        let mut bytes = self.bytes;
+        for e in self.files.values_mut() {
+            if !scope.keeps(&e.file.rel, e.file.date) {
+                continue;
+            }
+            if e.file.held.is_none()
+                && bytes < MAX_BYTES
+                && let Some(b) = read(&e.file.abs)
+            {
+                bytes += b.len();
+                e.file.held = Some(Arc::new(Held::new(b)));
+            }
+            out.push(e.file.clone());
+        }
+        self.bytes = bytes;
+        out
+    }
+}
+
+fn read(abs: &Path) -> Option<Vec<u8>> {
+    let mut f = open_file(abs).ok()?;
+    let mut b = Vec::new();
+    f.read_to_end(&mut b).ok()?;
+    Some(b)
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}

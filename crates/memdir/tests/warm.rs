@@ -1,0 +1,172 @@
+//! Warm search (`Memory::with_warm_search`): the in-memory copy of the files must never answer
+//! with bytes older than a write that finished before the search began, whoever wrote them.
+//! Every change below is made behind the engine's back (plain `std::fs`, as an editor, git or
+//! another process would) and searched for at once, with no sleep in between.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use memdir::search::{Mode, SearchRequest};
+use memdir::{Clock, Memory};
+use std::io::Write;
+use std::path::Path;
+
+fn clock() -> Clock {
+    Clock::fixed(
+        "2026-11-30T09:15:00Z".parse().unwrap(),
+        jiff::tz::TimeZone::UTC,
+    )
+}
+
+fn warm(root: &Path) -> Memory {
+    Memory::init_with(root, clock(), false)
+        .unwrap()
+        .with_warm_search()
+}
+
+/// The paths of the lines that contain `pattern`, in order.
+fn grep(mem: &Memory, pattern: &str) -> Vec<String> {
+    mem.search(&SearchRequest::new(pattern))
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| format!("{}:{}", h.path, h.line))
+        .collect()
+}
+
+fn put(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+#[test]
+fn every_kind_of_change_is_seen_by_the_next_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    put(root, "notes/a.md", "alpha one\n");
+    let mem = warm(root);
+    assert_eq!(grep(&mem, "alpha"), ["notes/a.md:1"]);
+
+    // In-place rewrite with the same size (an mtime check could miss this within one tick).
+    put(root, "notes/a.md", "gamma one\n");
+    assert_eq!(grep(&mem, "alpha"), Vec::<String>::new());
+    assert_eq!(grep(&mem, "gamma"), ["notes/a.md:1"]);
+
+    // An append through an open handle.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(root.join("notes/a.md"))
+        .unwrap();
+    f.write_all(b"gamma two\n").unwrap();
+    drop(f);
+    assert_eq!(grep(&mem, "gamma"), ["notes/a.md:1", "notes/a.md:2"]);
+
+    // A new file, and a new folder tree with files made before anything looked at it.
+    put(root, "notes/b.md", "gamma three\n");
+    put(root, "deep/er/still/c.md", "gamma four\n");
+    assert_eq!(
+        grep(&mem, "gamma"),
+        [
+            "deep/er/still/c.md:1",
+            "notes/a.md:1",
+            "notes/a.md:2",
+            "notes/b.md:1"
+        ]
+    );
+    // A file added to a folder the copy learnt about in the last search.
+    put(root, "deep/er/still/d.md", "gamma five\n");
+    assert_eq!(grep(&mem, "gamma five"), ["deep/er/still/d.md:1"]);
+
+    // Atomic replace (write a temp file, rename over), as editors and memdir itself do.
+    put(root, "notes/.b.md.tmp", "delta\n");
+    std::fs::rename(root.join("notes/.b.md.tmp"), root.join("notes/b.md")).unwrap();
+    assert_eq!(grep(&mem, "delta"), ["notes/b.md:1"]);
+
+    // A folder moved, then deleted.
+    std::fs::rename(root.join("deep"), root.join("moved")).unwrap();
+    assert_eq!(
+        grep(&mem, "gamma f"),
+        ["moved/er/still/c.md:1", "moved/er/still/d.md:1"]
+    );
+    put(root, "moved/er/still/e.md", "gamma fifty\n");
+    assert_eq!(grep(&mem, "gamma fifty"), ["moved/er/still/e.md:1"]);
+    std::fs::remove_dir_all(root.join("moved")).unwrap();
+    assert_eq!(grep(&mem, "gamma f"), Vec::<String>::new());
+
+    // A deleted file.
+    std::fs::remove_file(root.join("notes/a.md")).unwrap();
+    assert_eq!(grep(&mem, "gamma"), Vec::<String>::new());
+    assert_eq!(grep(&mem, "delta"), ["notes/b.md:1"]);
+
+    // Writes through the engine, too.
+    mem.log("epsilon from the engine").unwrap();
+    assert_eq!(grep(&mem, "epsilon"), ["log/2026-11-30.md:1"]);
+}
+
+#[test]
+fn never_reads_through_a_symlink_or_into_internal_folders() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.md"), "zeta secret\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mem = warm(root);
+    assert!(grep(&mem, "zeta").is_empty());
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("link.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("linkdir")).unwrap();
+    put(root, ".memdir/zeta.md", "zeta internal\n");
+    put(root, "notes/.x.md.123.tmp", "zeta in flight\n");
+    assert!(grep(&mem, "zeta").is_empty());
+    // A file replaced by a symlink after it was read.
+    put(root, "notes/real.md", "zeta real\n");
+    assert_eq!(grep(&mem, "zeta"), ["notes/real.md:1"]);
+    std::fs::remove_file(root.join("notes/real.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("notes/real.md"))
+        .unwrap();
+    assert!(grep(&mem, "zeta").is_empty());
+}
+
+#[test]
+fn warm_and_cold_searches_agree_and_ranked_follows_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for d in 1..=9 {
+        put(
+            root,
+            &format!("log/2026-11-0{d}.md"),
+            &format!("- 09:00 shipped build {d}\n- 10:00 the cache migration stalled\n"),
+        );
+    }
+    put(
+        root,
+        "notes/db.md",
+        "# Database\n\nWe moved the cache to redis.\n",
+    );
+    let mem = warm(root);
+    let cold = Memory::open(root, clock()).unwrap();
+    for (pattern, mode) in [
+        ("cache", Mode::Grep),
+        ("build 4", Mode::Grep),
+        ("why did the cache migration stall", Mode::Ranked),
+    ] {
+        let mut req = SearchRequest::new(pattern);
+        req.mode = mode;
+        req.since = Some("2026-11-03".parse().unwrap());
+        for _ in 0..2 {
+            assert_eq!(mem.search(&req).unwrap(), cold.search(&req).unwrap());
+        }
+    }
+    // Ranked mode's index follows a hand edit seen by the warm copy.
+    let mut req = SearchRequest::new("postgres");
+    req.mode = Mode::Ranked;
+    assert!(mem.search(&req).unwrap().hits.is_empty());
+    put(
+        root,
+        "notes/db.md",
+        "# Database\n\nWe moved the cache to postgres.\n",
+    );
+    let hits = mem.search(&req).unwrap().hits;
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].path, "notes/db.md");
+    // And a deleted index is rebuilt even though no file changed.
+    std::fs::remove_file(root.join(".memdir/search.sqlite")).unwrap();
+    assert_eq!(mem.search(&req).unwrap().hits.len(), 1);
+}
