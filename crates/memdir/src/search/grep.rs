@@ -4,13 +4,14 @@
 //! the same on every run. Once the budget is spent, the rest are only counted (no line text is
 //! kept), which is what the trailer reports.
 
-use super::walk::{FileRef, open_file};
+use super::walk::{FileRef, Held, open_file};
 use super::{Budget, SearchHit, SearchRequest};
 use crate::error::Error;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
+use memchr::memmem;
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -144,7 +145,79 @@ impl Sink for Collect {
     }
 }
 
-fn search_file(m: &RegexMatcher, s: &mut Searchers, f: &FileRef, keep_text: bool) -> FileResult {
+/// A literal pattern of ASCII text, tested against a held file's bytes (or their ASCII fold)
+/// with `memmem` before any regex runs: a file without it is skipped, and once the budget is
+/// spent its matching lines are counted without the searcher.
+struct Literal {
+    finder: memmem::Finder<'static>,
+    folded: bool,
+    /// The needle has a `k` or `s`, whose non-ASCII case twins an ASCII fold misses.
+    exotic: bool,
+}
+
+impl Literal {
+    fn new(req: &SearchRequest) -> Option<Literal> {
+        let p = req.pattern.as_bytes();
+        if req.regex || !p.is_ascii() || p.is_empty() || p.contains(&b'\n') {
+            return None;
+        }
+        let folded = !req.case_sensitive;
+        let needle = if folded {
+            p.to_ascii_lowercase()
+        } else {
+            p.to_vec()
+        };
+        Some(Literal {
+            exotic: folded && needle.iter().any(|b| matches!(b, b'k' | b's')),
+            finder: memmem::Finder::new(&needle).into_owned(),
+            folded,
+        })
+    }
+
+    /// The bytes to test in `h`, or `None` when this file needs the regex.
+    fn haystack<'h>(&self, h: &'h Held) -> Option<&'h [u8]> {
+        if h.binary || (self.exotic && h.exotic_fold) {
+            return None;
+        }
+        Some(if self.folded { &h.folded } else { &h.bytes })
+    }
+
+    /// How many lines of `hay` hold the needle.
+    fn count_lines(&self, hay: &[u8]) -> usize {
+        let mut n = 0;
+        let mut at = 0;
+        while let Some(i) = self.finder.find(&hay[at..]) {
+            n += 1;
+            let end = at + i + self.finder.needle().len();
+            match memchr::memchr(b'\n', &hay[end..]) {
+                Some(j) => at = end + j + 1,
+                None => break,
+            }
+        }
+        n
+    }
+}
+
+fn search_file(
+    m: &RegexMatcher,
+    lit: Option<&Literal>,
+    s: &mut Searchers,
+    f: &FileRef,
+    keep_text: bool,
+) -> FileResult {
+    if let (Some(lit), Some(h)) = (lit, &f.held)
+        && let Some(hay) = lit.haystack(h)
+    {
+        if !keep_text {
+            return FileResult {
+                lines: Vec::new(),
+                matches: lit.count_lines(hay),
+            };
+        }
+        if lit.finder.find(hay).is_none() {
+            return FileResult::default();
+        }
+    }
     let mut sink = Collect {
         out: FileResult::default(),
         keep_text,
@@ -184,6 +257,8 @@ pub(crate) fn search(
     emit: &mut dyn FnMut(SearchHit) -> Result<(), Error>,
 ) -> Result<usize, Error> {
     let m = matcher(req)?;
+    let lit = Literal::new(req);
+    let lit = lit.as_ref();
     let mut budget = Budget::new(req.max_bytes, req.limit);
     let mut omitted = 0;
     let mut failed = None;
@@ -226,11 +301,11 @@ pub(crate) fn search(
         let mut s = searchers(req.context);
         for f in files {
             let keep = !spent.load(Ordering::Relaxed);
-            let r = search_file(&m, &mut s, f, keep);
+            let r = search_file(&m, lit, &mut s, f, keep);
             take(f, r);
         }
     } else {
-        parallel(files, req, &m, &spent, workers, &mut take);
+        parallel(files, req, (&m, lit), &spent, workers, &mut take);
     }
     match failed {
         Some(e) => Err(e),
@@ -242,7 +317,7 @@ pub(crate) fn search(
 fn parallel(
     files: &[FileRef],
     req: &SearchRequest,
-    m: &RegexMatcher,
+    (m, lit): (&RegexMatcher, Option<&Literal>),
     spent: &AtomicBool,
     workers: usize,
     take: &mut dyn FnMut(&FileRef, FileResult),
@@ -268,7 +343,7 @@ fn parallel(
                     }
                     let results = batch
                         .iter()
-                        .map(|f| search_file(m, &mut s, f, !spent.load(Ordering::Relaxed)))
+                        .map(|f| search_file(m, lit, &mut s, f, !spent.load(Ordering::Relaxed)))
                         .collect();
                     if tx.send((start, results)).is_err() {
                         break;

@@ -39,15 +39,23 @@ pub(crate) struct FileRef {
 pub(crate) struct Held {
     /// The whole file.
     pub bytes: Vec<u8>,
+    /// The same bytes with ASCII letters lowercased, for a fast case-insensitive literal test.
+    pub folded: Vec<u8>,
     /// True if it holds a NUL byte anywhere (grep stops at the first, as for a file on disk).
     pub binary: bool,
+    /// True if it holds one of the two non-ASCII letters that case-fold to an ASCII one
+    /// (U+212A KELVIN SIGN to `k`, U+017F LONG S to `s`), which an ASCII fold cannot see.
+    pub exotic_fold: bool,
 }
 
 impl Held {
     /// Takes a file's bytes.
     pub fn new(bytes: Vec<u8>) -> Held {
         Held {
-            binary: bytes.contains(&0),
+            folded: bytes.to_ascii_lowercase(),
+            binary: memchr::memchr(0, &bytes).is_some(),
+            exotic_fold: memchr::memmem::find(&bytes, "\u{212A}".as_bytes()).is_some()
+                || memchr::memmem::find(&bytes, "\u{17F}".as_bytes()).is_some(),
             bytes,
         }
     }
