@@ -170,3 +170,49 @@ fn warm_and_cold_searches_agree_and_ranked_follows_changes() {
     std::fs::remove_file(root.join(".memdir/search.sqlite")).unwrap();
     assert_eq!(mem.search(&req).unwrap().hits.len(), 1);
 }
+
+#[test]
+fn held_bytes_give_the_regex_answers_including_unicode_case_twins() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // U+212A KELVIN SIGN folds to k and U+017F LONG S to s: a plain ASCII fold misses both.
+    put(
+        root,
+        "notes/fold.md",
+        "Kubernetes\nKUBERNETES and kubernetes twice\n\u{212A}ubernetes\n\u{17F}ecret\nSECRET\nnone\n",
+    );
+    put(root, "notes/plain.md", "kubernetes\nsecret secret\n");
+    put(root, "notes/bin.md", "kubernetes\n\0kubernetes\n");
+    let mut many = String::new();
+    for i in 0..300 {
+        many.push_str(&format!("line {i} KuBeRnEtEs\n"));
+    }
+    put(root, "notes/zmany.md", &many);
+    let mem = warm(root);
+    let cold = Memory::open(root, clock()).unwrap();
+    for pattern in ["kubernetes", "secret", "ubern", "KUBERNETES", "twice"] {
+        for case_sensitive in [false, true] {
+            for max_bytes in [None, Some(120)] {
+                let mut req = SearchRequest::new(pattern);
+                req.case_sensitive = case_sensitive;
+                req.max_bytes = max_bytes;
+                let want = cold.search(&req).unwrap();
+                for _ in 0..2 {
+                    assert_eq!(
+                        mem.search(&req).unwrap(),
+                        want,
+                        "{pattern} case_sensitive={case_sensitive} max_bytes={max_bytes:?}"
+                    );
+                }
+            }
+        }
+    }
+    // The twins really are found, and the budget's count is exact.
+    let mut req = SearchRequest::new("kubernetes");
+    req.path_glob = Some("notes/fold.md".into());
+    assert_eq!(mem.search(&req).unwrap().hits.len(), 3);
+    req.path_glob = Some("notes/zmany.md".into());
+    req.max_bytes = Some(60);
+    let found = mem.search(&req).unwrap();
+    assert_eq!(found.hits.len() + found.omitted, 300);
+}
