@@ -182,6 +182,17 @@ fn held_bytes_give_the_regex_answers_including_unicode_case_twins() {
         "Kubernetes\nKUBERNETES and kubernetes twice\n\u{212A}ubernetes\n\u{17F}ecret\nSECRET\nnone\n",
     );
     put(root, "notes/plain.md", "kubernetes\nsecret secret\n");
+    put(
+        root,
+        "notes/kelvin.md",
+        "\u{212A}ubernetes only\n\u{17F}ecret only\n",
+    );
+    // Sorted first, so the budget is spent before the files above and they are only counted.
+    put(
+        root,
+        "notes/a-first.md",
+        &"kubernetes secret ubern twice\n".repeat(20),
+    );
     put(root, "notes/bin.md", "kubernetes\n\0kubernetes\n");
     let mut many = String::new();
     for i in 0..300 {
@@ -211,6 +222,8 @@ fn held_bytes_give_the_regex_answers_including_unicode_case_twins() {
     let mut req = SearchRequest::new("kubernetes");
     req.path_glob = Some("notes/fold.md".into());
     assert_eq!(mem.search(&req).unwrap().hits.len(), 3);
+    req.path_glob = Some("notes/kelvin.md".into());
+    assert_eq!(mem.search(&req).unwrap().hits.len(), 1);
     req.path_glob = Some("notes/zmany.md".into());
     req.max_bytes = Some(60);
     let found = mem.search(&req).unwrap();
