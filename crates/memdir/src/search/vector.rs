@@ -576,7 +576,8 @@ fn dot_blob(q: &[f32], blob: &[u8]) -> f32 {
 const STAMP: &str = "vector-index";
 
 /// Embeds the query and scores every chunk in scope: the shared first step of semantic and
-/// hybrid search. Brings the index up to date first.
+/// hybrid search. The query goes through the encoder (the slow part) on its own thread while
+/// the index is opened and brought up to date.
 pub(crate) fn dense_scores<'f>(
     mem: &Memory,
     root: &Path,
@@ -585,27 +586,43 @@ pub(crate) fn dense_scores<'f>(
     query: &str,
 ) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
     let embedder = mem.embedder_for_search()?;
-    let mut index = VectorIndex::open(&index_path(root))?;
-    index.check(embedder.as_ref())?;
-    // A warm memory skips the sync when no file changed since its last one and the index
-    // still lists every file (a deleted index is refilled).
-    let warm = mem.warm.as_deref().zip(generation);
-    let in_step =
-        warm.is_some_and(|(w, g)| w.is_stamped(STAMP, g)) && index.file_count()? == all.len();
-    if !in_step {
-        index.sync(all, embedder.as_ref(), &|_, _| {})?;
-        if let Some((w, g)) = warm {
-            w.stamp(STAMP, g);
-        }
-    }
-    let q = embedder.embed(&[query]).map_err(embed_err)?;
-    let q = q.into_iter().next().unwrap_or_default();
+    let (index, q) = std::thread::scope(|s| {
+        let q = s.spawn(|| embedder.embed(&[query]));
+        let index = fresh_vector_index(mem, root, (all, generation), embedder.as_ref());
+        let q = q.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (index, q)
+    });
+    let index = index?;
+    let q = q.map_err(embed_err)?.into_iter().next().unwrap_or_default();
     let in_scope: HashMap<&str, &FileRef> = all
         .iter()
         .filter(|f| scope.keeps(&f.rel, f.date))
         .map(|f| (f.rel.as_str(), f))
         .collect();
     index.score_all(&q, &in_scope)
+}
+
+/// Opens the vector index and brings it up to date with `all`. A warm memory skips the sync
+/// when no file changed since its last one and the index still lists every file (a deleted
+/// index is refilled).
+fn fresh_vector_index(
+    mem: &Memory,
+    root: &Path,
+    (all, generation): (&[FileRef], Option<u64>),
+    embedder: &dyn Embedder,
+) -> Result<VectorIndex, Error> {
+    let mut index = VectorIndex::open(&index_path(root))?;
+    index.check(embedder)?;
+    let warm = mem.warm.as_deref().zip(generation);
+    let in_step =
+        warm.is_some_and(|(w, g)| w.is_stamped(STAMP, g)) && index.file_count()? == all.len();
+    if !in_step {
+        index.sync(all, embedder, &|_, _| {})?;
+        if let Some((w, g)) = warm {
+            w.stamp(STAMP, g);
+        }
+    }
+    Ok(index)
 }
 
 /// Semantic mode: the chunks closest in meaning to the query, best first.
