@@ -3,10 +3,9 @@
 use crate::app::Env;
 use crate::ui::{CliError, CliResult, exit};
 use jiff::civil::Date;
-use memdir::search::{Mode, SearchHit, SearchOutcome, SearchRequest};
+use memdir::search::{HitRef, Mode, SearchOutcome, SearchRequest};
 use serde::Serialize;
-use std::fmt::Write as _;
-use std::io::{self, Write as _};
+use std::io::{self, Write};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -98,19 +97,36 @@ struct JsonHit<'a> {
     context: bool,
 }
 
-fn json_line(h: &SearchHit) -> Result<String, CliError> {
-    serde_json::to_string(&JsonHit {
-        path: &h.path,
-        line: h.line,
-        text: &h.text,
-        score: h.score.map(|s| (s * 1000.0).round() / 1000.0),
-        date: h.date.as_deref(),
-        context: h.is_context,
-    })
-    .map_err(|e| CliError {
-        message: format!("cannot encode json: {e}"),
-        code: exit::FAILURE,
-    })
+/// Writes one result line: `path:line:text` (context lines `path-line-text`, groups split by
+/// `--`), with the score and date for ranked modes; or one JSON object.
+fn write_hit(o: &mut impl Write, h: &HitRef<'_>, json: bool, gap: bool) -> io::Result<()> {
+    if json {
+        serde_json::to_writer(
+            &mut *o,
+            &JsonHit {
+                path: h.path,
+                line: h.line,
+                text: h.text,
+                score: h.score.map(|s| (s * 1000.0).round() / 1000.0),
+                date: h.date,
+                context: h.is_context,
+            },
+        )?;
+        return o.write_all(b"\n");
+    }
+    if gap {
+        o.write_all(b"--\n")?;
+    }
+    let sep = if h.is_context { '-' } else { ':' };
+    write!(o, "{}{sep}{}{sep}{}", h.path, h.line, h.text)?;
+    if let Some(score) = h.score {
+        write!(o, "  [score {score:.2}")?;
+        if let Some(d) = h.date {
+            write!(o, ", {d}")?;
+        }
+        o.write_all(b"]")?;
+    }
+    o.write_all(b"\n")
 }
 
 /// Runs `search`.
@@ -139,36 +155,18 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     let mut io_err: Option<io::Error> = None;
     let mut prev: Option<(String, u64)> = None;
     let mut shown = 0usize;
-    let mut line = String::new();
-    let found = mem.search_each(&req, &mut |h: SearchHit| {
-        line.clear();
-        if a.json {
-            line.push_str(&json_line(&h).map_err(|e| memdir::Error::Invalid(e.message))?);
-        } else {
-            let gap = prev
+    let found = mem.search_each(&req, &mut |h: HitRef<'_>| {
+        let gap = req.context > 0
+            && prev
                 .as_ref()
-                .is_some_and(|(p, l)| *p != h.path || l + 1 != h.line);
-            if req.context > 0 && gap {
-                line.push_str("--\n");
-            }
-            let sep = if h.is_context { '-' } else { ':' };
-            let _ = write!(line, "{}{sep}{}{sep}{}", h.path, h.line, h.text);
-            if let Some(score) = h.score {
-                let _ = write!(line, "  [score {score:.2}");
-                if let Some(d) = &h.date {
-                    let _ = write!(line, ", {d}");
-                }
-                line.push(']');
-            }
-        }
-        line.push('\n');
-        shown += 1;
-        if let Err(e) = o.write_all(line.as_bytes()) {
+                .is_some_and(|(p, l)| p != h.path || l + 1 != h.line);
+        if let Err(e) = write_hit(&mut o, &h, a.json, gap) {
             io_err = Some(e);
             return Err(memdir::Error::Conflict("output closed".to_string()));
         }
+        shown += 1;
         if req.context > 0 {
-            prev = Some((h.path, h.line));
+            prev = Some((h.path.to_string(), h.line));
         }
         Ok(())
     });

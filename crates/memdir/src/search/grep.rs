@@ -5,7 +5,7 @@
 //! kept), which is what the trailer reports.
 
 use super::walk::{FileRef, Held, open_file};
-use super::{Budget, SearchHit, SearchRequest};
+use super::{Budget, HitRef, SearchRequest};
 use crate::error::Error;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
@@ -92,31 +92,49 @@ fn searchers(context: usize) -> Searchers {
 
 /// Turns raw line bytes into display text: no line ending, invalid UTF-8 replaced, long lines cut.
 pub(crate) fn line_text(bytes: &[u8]) -> String {
-    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-    if bytes.len() <= MAX_LINE_BYTES {
-        return match std::str::from_utf8(bytes) {
-            Ok(s) => s.to_owned(),
-            Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-        };
-    }
-    let mut s = String::from_utf8_lossy(&bytes[..MAX_LINE_BYTES]).into_owned();
-    // Cutting may split a character; drop a trailing replacement char made by the cut.
-    if s.ends_with('\u{FFFD}') {
-        s.pop();
-    }
-    s.push_str(&format!(
-        " [... {} more bytes]",
-        bytes.len() - MAX_LINE_BYTES
-    ));
+    let mut s = String::new();
+    push_line_text(&mut s, bytes);
     s
 }
 
-/// One file's lines, or only its match count once the budget is spent.
+/// Appends `bytes` to `out` as display text (see [`line_text`]).
+fn push_line_text(out: &mut String, bytes: &[u8]) {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let cut = bytes.len() > MAX_LINE_BYTES;
+    let shown = &bytes[..bytes.len().min(MAX_LINE_BYTES)];
+    match std::str::from_utf8(shown) {
+        Ok(s) => out.push_str(s),
+        Err(_) => out.push_str(&String::from_utf8_lossy(shown)),
+    }
+    if cut {
+        // Cutting may split a character; drop a trailing replacement char made by the cut.
+        if out.ends_with('\u{FFFD}') {
+            out.pop();
+        }
+        out.push_str(&format!(
+            " [... {} more bytes]",
+            bytes.len() - MAX_LINE_BYTES
+        ));
+    }
+}
+
+/// One file's lines (their text back to back in one string), or only its match count once the
+/// budget is spent.
 #[derive(Default)]
 struct FileResult {
-    lines: Vec<(u64, bool, String)>,
+    /// Line number, true for a context line, and where its text is in `text`.
+    lines: Vec<(u64, bool, std::ops::Range<usize>)>,
+    text: String,
     matches: usize,
+}
+
+impl FileResult {
+    fn push(&mut self, line: u64, is_context: bool, bytes: &[u8]) {
+        let start = self.text.len();
+        push_line_text(&mut self.text, bytes);
+        self.lines.push((line, is_context, start..self.text.len()));
+    }
 }
 
 struct Collect {
@@ -130,16 +148,15 @@ impl Sink for Collect {
     fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
         self.out.matches += 1;
         if self.keep_text {
-            let line = m.line_number().unwrap_or(0);
-            self.out.lines.push((line, false, line_text(m.bytes())));
+            self.out
+                .push(m.line_number().unwrap_or(0), false, m.bytes());
         }
         Ok(true)
     }
 
     fn context(&mut self, _s: &Searcher, c: &SinkContext<'_>) -> Result<bool, io::Error> {
         if self.keep_text && !matches!(c.kind(), SinkContextKind::Other) {
-            let line = c.line_number().unwrap_or(0);
-            self.out.lines.push((line, true, line_text(c.bytes())));
+            self.out.push(c.line_number().unwrap_or(0), true, c.bytes());
         }
         Ok(true)
     }
@@ -210,8 +227,8 @@ fn search_file(
     {
         if !keep_text {
             return FileResult {
-                lines: Vec::new(),
                 matches: lit.count_lines(hay),
+                ..FileResult::default()
             };
         }
         if lit.finder.find(hay).is_none() {
@@ -254,7 +271,7 @@ fn search_file(
 pub(crate) fn search(
     files: &[FileRef],
     req: &SearchRequest,
-    emit: &mut dyn FnMut(SearchHit) -> Result<(), Error>,
+    emit: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
 ) -> Result<usize, Error> {
     let m = matcher(req)?;
     let lit = Literal::new(req);
@@ -274,13 +291,13 @@ pub(crate) fn search(
         }
         let date = f.date_string();
         let mut shown = 0;
-        for (line, is_context, text) in r.lines {
-            let hit = SearchHit {
-                path: f.rel.clone(),
+        for (line, is_context, range) in r.lines {
+            let hit = HitRef {
+                path: &f.rel,
                 line,
-                text,
+                text: &r.text[range],
                 score: None,
-                date: date.clone(),
+                date: date.as_deref(),
                 is_context,
             };
             if !budget.take(&hit) {

@@ -153,8 +153,57 @@ pub struct SearchHit {
 impl SearchHit {
     /// The line as `path:line:text` (a match) or `path-line-text` (a context line).
     pub fn render(&self) -> String {
+        self.as_ref().render()
+    }
+
+    /// The hit, borrowed.
+    pub fn as_ref(&self) -> HitRef<'_> {
+        HitRef {
+            path: &self.path,
+            line: self.line,
+            text: &self.text,
+            score: self.score,
+            date: self.date.as_deref(),
+            is_context: self.is_context,
+        }
+    }
+}
+
+/// One result line, borrowed: what [`Memory::search_each`] hands out, so a front end that
+/// prints results as they come never copies them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HitRef<'a> {
+    /// The file, relative to the root.
+    pub path: &'a str,
+    /// The line number, from 1.
+    pub line: u64,
+    /// The line's text.
+    pub text: &'a str,
+    /// The ranked score; `None` in grep mode.
+    pub score: Option<f64>,
+    /// The date in a dated file's name.
+    pub date: Option<&'a str>,
+    /// True for a context line around a match.
+    pub is_context: bool,
+}
+
+impl HitRef<'_> {
+    /// The line as `path:line:text` (a match) or `path-line-text` (a context line).
+    pub fn render(&self) -> String {
         let sep = if self.is_context { '-' } else { ':' };
         format!("{}{sep}{}{sep}{}", self.path, self.line, self.text)
+    }
+
+    /// An owned copy.
+    pub fn to_hit(&self) -> SearchHit {
+        SearchHit {
+            path: self.path.to_string(),
+            line: self.line,
+            text: self.text.to_string(),
+            score: self.score,
+            date: self.date.map(str::to_string),
+            is_context: self.is_context,
+        }
     }
 }
 
@@ -204,7 +253,7 @@ impl Budget {
     }
 
     /// Takes room for `hit` if it fits.
-    fn take(&mut self, hit: &SearchHit) -> bool {
+    fn take(&mut self, hit: &HitRef<'_>) -> bool {
         // path + sep + line number + sep + text + newline
         let cost = hit.path.len() + hit.text.len() + 3 + digits(hit.line);
         if self.lines >= self.max_lines || self.bytes.saturating_add(cost) > self.max_bytes {
@@ -233,7 +282,7 @@ impl Memory {
     pub fn search(&self, req: &SearchRequest) -> Result<SearchOutcome, Error> {
         let mut hits = Vec::new();
         let omitted = self.search_each(req, &mut |h| {
-            hits.push(h);
+            hits.push(h.to_hit());
             Ok(())
         })?;
         Ok(SearchOutcome { hits, omitted })
@@ -246,7 +295,7 @@ impl Memory {
     pub fn search_each(
         &self,
         req: &SearchRequest,
-        each: &mut dyn FnMut(SearchHit) -> Result<(), Error>,
+        each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
     ) -> Result<usize, Error> {
         let root = self
             .store()
@@ -271,8 +320,8 @@ impl Memory {
             Mode::Semantic => vector::search(self, root, &scope, req),
             Mode::Hybrid => hybrid::search(self, root, &scope, req, Fusion::Weighted),
         }?;
-        for h in found.hits {
-            each(h)?;
+        for h in &found.hits {
+            each(h.as_ref())?;
         }
         Ok(found.omitted)
     }
@@ -310,12 +359,12 @@ impl Memory {
         &self,
         root: &std::path::Path,
         scope: &walk::Scope,
-    ) -> Result<(Vec<walk::FileRef>, Option<u64>), Error> {
+    ) -> Result<(std::sync::Arc<Vec<walk::FileRef>>, Option<u64>), Error> {
         if let Some(w) = &self.warm
             && let Some((files, generation)) = w.files(root, scope)
         {
             return Ok((files, Some(generation)));
         }
-        Ok((walk::files(root, scope)?, None))
+        Ok((std::sync::Arc::new(walk::files(root, scope)?), None))
     }
 }

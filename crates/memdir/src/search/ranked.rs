@@ -45,7 +45,7 @@ pub(crate) fn fresh_index(
     root: &Path,
     tok: &Tokenizer,
     rebuild: bool,
-) -> Result<(Index, Vec<FileRef>), Error> {
+) -> Result<(Index, std::sync::Arc<Vec<FileRef>>), Error> {
     let (all, generation) = mem.files_in(root, &Scope::everything())?;
     let mut index = Index::open(root)?;
     if rebuild {
@@ -193,7 +193,7 @@ pub(crate) fn search(
             date: f.date_string(),
             is_context: false,
         };
-        if outcome.omitted > 0 || !budget.take(&hit) {
+        if outcome.omitted > 0 || !budget.take(&hit.as_ref()) {
             outcome.omitted += 1;
             continue;
         }

@@ -662,7 +662,7 @@ pub(crate) fn finish<'f>(
             date: f.date_string(),
             is_context: false,
         };
-        if outcome.omitted > 0 || !budget.take(&hit) {
+        if outcome.omitted > 0 || !budget.take(&hit.as_ref()) {
             outcome.omitted += 1;
             continue;
         }

@@ -91,6 +91,11 @@ impl Scope {
         }
     }
 
+    /// True if nothing is filtered out.
+    pub fn is_everything(&self) -> bool {
+        self.glob.is_none() && self.since.is_none() && self.until.is_none()
+    }
+
     /// True if the file at `rel`, dated `date`, is searched.
     pub fn keeps(&self, rel: &str, date: Option<Date>) -> bool {
         if let Some(g) = &self.glob

@@ -79,6 +79,8 @@ struct State {
     generation: u64,
     /// What other caches (the keyword index) last synced against, by name.
     stamps: HashMap<&'static str, u64>,
+    /// The list of every file with its bytes, as last handed out; dropped on any change.
+    everything: Option<Arc<Vec<FileRef>>>,
 }
 
 struct Entry {
@@ -92,7 +94,7 @@ impl Warm {
     /// The files in scope, in path order, each with its bytes where they are held in memory;
     /// `None` when warm search cannot run here (no inotify, or the watch limit is reached), and
     /// the caller walks the disk instead. Also returns the copy's generation.
-    pub fn files(&self, root: &Path, scope: &Scope) -> Option<(Vec<FileRef>, u64)> {
+    pub fn files(&self, root: &Path, scope: &Scope) -> Option<(Arc<Vec<FileRef>>, u64)> {
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if guard.as_ref().is_some_and(|s| s.root != root) {
             *guard = None;
@@ -139,6 +141,7 @@ impl State {
             bytes: 0,
             generation: next_generation(),
             stamps: HashMap::new(),
+            everything: None,
         };
         state.scan("")?;
         Ok(state)
@@ -281,6 +284,7 @@ impl State {
                 continue;
             }
             self.generation = next_generation();
+            self.everything = None;
             let rel = join(&dir, &name);
             let arrived = flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO);
             let left = flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM);
@@ -308,8 +312,25 @@ impl State {
         Ok(())
     }
 
-    /// The files in scope with their bytes, reading the ones not held yet.
-    fn snapshot(&mut self, scope: &Scope) -> Vec<FileRef> {
+    /// The files in scope with their bytes, reading the ones not held yet. The list of every
+    /// file is kept and handed out again until something changes.
+    fn snapshot(&mut self, scope: &Scope) -> Arc<Vec<FileRef>> {
+        if scope.is_everything() {
+            if let Some(all) = &self.everything {
+                return all.clone();
+            }
+            let all = Arc::new(self.read_in(scope));
+            // Only a list with every file's bytes is worth keeping (past the memory cap, some
+            // are read from disk each time).
+            if all.iter().all(|f| f.held.is_some()) {
+                self.everything = Some(all.clone());
+            }
+            return all;
+        }
+        Arc::new(self.read_in(scope))
+    }
+
+    fn read_in(&mut self, scope: &Scope) -> Vec<FileRef> {
         let mut out = Vec::new();
         let mut bytes = self.bytes;
         for e in self.files.values_mut() {
