@@ -184,6 +184,17 @@ fn held_bytes_give_the_regex_answers_including_unicode_case_twins() {
     put(root, "notes/plain.md", "kubernetes\nsecret secret\n");
     put(
         root,
+        "notes/crlf.md",
+        "a kubernetes line\r\n\r\nsecret\r\nlast kubernetes",
+    );
+    put(root, "notes/bom.md", "\u{FEFF}kubernetes first\nsecret\n");
+    put(
+        root,
+        "notes/long.md",
+        &format!("{} kubernetes\n", "x".repeat(3000)),
+    );
+    put(
+        root,
         "notes/kelvin.md",
         "\u{212A}ubernetes only\n\u{17F}ecret only\n",
     );
@@ -207,6 +218,7 @@ fn held_bytes_give_the_regex_answers_including_unicode_case_twins() {
                 let mut req = SearchRequest::new(pattern);
                 req.case_sensitive = case_sensitive;
                 req.max_bytes = max_bytes;
+                req.context = usize::from(max_bytes.is_none() && pattern == "secret");
                 let want = cold.search(&req).unwrap();
                 for _ in 0..2 {
                     assert_eq!(

@@ -15,7 +15,7 @@ use memchr::memmem;
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 /// Longest line text kept; longer lines (minified data, pasted blobs) are cut so one line can
 /// never flood an agent's context.
@@ -123,9 +123,11 @@ fn push_line_text(out: &mut String, bytes: &[u8]) {
 /// budget is spent.
 #[derive(Default)]
 struct FileResult {
-    /// Line number, true for a context line, and where its text is in `text`.
+    /// Line number, true for a context line, and where its text is: in `text`, or, when `raw`
+    /// is set, the line's bytes in the held file (made into text only if it is shown).
     lines: Vec<(u64, bool, std::ops::Range<usize>)>,
     text: String,
+    raw: Option<Arc<Held>>,
     matches: usize,
 }
 
@@ -168,6 +170,8 @@ impl Sink for Collect {
 struct Literal {
     finder: memmem::Finder<'static>,
     folded: bool,
+    /// No context lines are asked for, so matching lines can be found without the searcher.
+    plain: bool,
     /// The needle has a `k` or `s`, whose non-ASCII case twins an ASCII fold misses.
     exotic: bool,
 }
@@ -188,15 +192,45 @@ impl Literal {
             exotic: folded && needle.iter().any(|b| matches!(b, b'k' | b's')),
             finder: memmem::Finder::new(&needle).into_owned(),
             folded,
+            plain: req.context == 0,
         })
     }
 
     /// The bytes to test in `h`, or `None` when this file needs the regex.
     fn haystack<'h>(&self, h: &'h Held) -> Option<&'h [u8]> {
-        if h.binary || (self.exotic && h.exotic_fold) {
+        // A byte-order mark makes the searcher transcode (or drop the mark): leave those to it.
+        let bom = [&b"\xEF\xBB\xBF"[..], b"\xFF\xFE", b"\xFE\xFF"]
+            .iter()
+            .any(|m| h.bytes.starts_with(m));
+        if h.binary || bom || (self.exotic && h.exotic_fold) {
             return None;
         }
         Some(if self.folded { &h.folded } else { &h.bytes })
+    }
+
+    /// The lines of `hay` that hold the needle, numbered, with their text from `bytes` (the
+    /// unfolded file): what the searcher reports for a literal with no context lines.
+    fn lines(&self, hay: &[u8], held: &Arc<Held>) -> FileResult {
+        let mut out = FileResult {
+            raw: Some(held.clone()),
+            ..FileResult::default()
+        };
+        let mut line = 1u64;
+        let mut counted = 0;
+        let mut at = 0;
+        while at < hay.len()
+            && let Some(i) = self.finder.find(&hay[at..])
+        {
+            let hit = at + i;
+            let start = memchr::memrchr(b'\n', &hay[at..hit]).map_or(at, |j| at + j + 1);
+            line += memchr::memchr_iter(b'\n', &hay[counted..start]).count() as u64;
+            counted = start;
+            let end = memchr::memchr(b'\n', &hay[hit..]).map_or(hay.len(), |j| hit + j + 1);
+            out.matches += 1;
+            out.lines.push((line, false, start..end));
+            at = end;
+        }
+        out
     }
 
     /// How many lines of `hay` hold the needle.
@@ -231,6 +265,9 @@ fn search_file(
                 ..FileResult::default()
             };
         }
+        if lit.plain {
+            return lit.lines(hay, h);
+        }
         if lit.finder.find(hay).is_none() {
             return FileResult::default();
         }
@@ -249,9 +286,8 @@ fn search_file(
             // streaming reader costs an extra read and copy per file); a huge one is streamed.
             Ok(mut file) => match file.metadata() {
                 Ok(meta) if meta.len() <= WHOLE_READ_MAX => {
-                    s.buf.clear();
-                    match std::io::Read::read_to_end(&mut file, &mut s.buf) {
-                        Ok(_) => checked.search_slice(m, &s.buf, &mut sink),
+                    match read_sized(&mut file, meta.len(), &mut s.buf) {
+                        Ok(()) => checked.search_slice(m, &s.buf, &mut sink),
                         Err(_) => return FileResult::default(),
                     }
                 }
@@ -264,6 +300,16 @@ fn search_file(
         Ok(()) => sink.out,
         Err(_) => FileResult::default(),
     }
+}
+
+/// Reads a file of `len` bytes (as of its last stat) into `buf`: the bytes that were there then,
+/// without the extra read that would confirm the end (a line appended since is left for the
+/// next search, as if the search had run a moment earlier).
+fn read_sized(file: &mut std::fs::File, len: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+    use std::io::Read as _;
+    buf.clear();
+    buf.reserve(usize::try_from(len).unwrap_or(0));
+    file.take(len).read_to_end(buf).map(|_| ())
 }
 
 /// Runs a grep over `files` (in path order), handing each result line to `emit` in order, and
@@ -291,11 +337,20 @@ pub(crate) fn search(
         }
         let date = f.date_string();
         let mut shown = 0;
+        let mut scratch = String::new();
         for (line, is_context, range) in r.lines {
+            let text = match &r.raw {
+                Some(h) => {
+                    scratch.clear();
+                    push_line_text(&mut scratch, &h.bytes[range]);
+                    scratch.as_str()
+                }
+                None => &r.text[range],
+            };
             let hit = HitRef {
                 path: &f.rel,
                 line,
-                text: &r.text[range],
+                text,
                 score: None,
                 date: date.as_deref(),
                 is_context,
