@@ -343,7 +343,7 @@ impl Memory {
     /// that searches many times (an MCP server, a service, a library user). The first search
     /// reads the files; later ones re-read only what the kernel reports changed (inotify), so
     /// a search still sees every write that finished before it began, from any process. Costs
-    /// memory about the size of the folder (capped at 512 MiB); where inotify is unavailable
+    /// memory about twice the size of the folder (capped at 512 MiB); where inotify is unavailable
     /// searches read the disk as before. Clones made from the result share the copy.
     pub fn with_warm_search(&self) -> Memory {
         let mut mem = self.clone();

@@ -49,6 +49,11 @@ pub(crate) struct Held {
 }
 
 impl Held {
+    /// The memory it takes, in bytes.
+    pub fn size(&self) -> usize {
+        self.bytes.len() + self.folded.len()
+    }
+
     /// Takes a file's bytes.
     pub fn new(bytes: Vec<u8>) -> Held {
         Held {

@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Bytes kept in memory at most; files past this are read from disk on every search.
+/// Memory for held files at most (their bytes and ASCII-folded copies); files past this are
+/// read from disk on every search.
 const MAX_BYTES: usize = 512 << 20;
 
 /// Generations are drawn from one counter, so a number never means two different states, even
@@ -73,7 +74,7 @@ struct State {
     /// Watch descriptor to the folder it watches, relative to the root (`""` is the root).
     dirs: HashMap<i32, String>,
     files: BTreeMap<String, Entry>,
-    /// Bytes held in `files`.
+    /// Memory taken by the held files in `files`.
     bytes: usize,
     /// Bumped by every change seen; equal generations mean the same files and bytes.
     generation: u64,
@@ -202,7 +203,7 @@ impl State {
         if let Some(e) = self.files.remove(rel)
             && let Some(h) = e.file.held
         {
-            self.bytes -= h.bytes.len();
+            self.bytes -= h.size();
         }
     }
 
@@ -210,7 +211,7 @@ impl State {
         if let Some(e) = self.files.get_mut(rel)
             && let Some(h) = e.file.held.take()
         {
-            self.bytes -= h.bytes.len();
+            self.bytes -= h.size();
         }
     }
 
@@ -341,8 +342,9 @@ impl State {
                 && bytes < MAX_BYTES
                 && let Some(b) = read(&e.file.abs)
             {
-                bytes += b.len();
-                e.file.held = Some(Arc::new(Held::new(b)));
+                let held = Held::new(b);
+                bytes += held.size();
+                e.file.held = Some(Arc::new(held));
             }
             out.push(e.file.clone());
         }
