@@ -172,7 +172,7 @@ fn warm_and_cold_searches_agree_and_ranked_follows_changes() {
 }
 
 #[test]
-fn held_bytes_give_the_regex_answers_including_unicode_case_twins() {
+fn literal_search_gives_the_regex_answers_including_unicode_case_twins() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     // U+212A KELVIN SIGN folds to k and U+017F LONG S to s: a plain ASCII fold misses both.
@@ -220,6 +220,15 @@ fn held_bytes_give_the_regex_answers_including_unicode_case_twins() {
                 req.max_bytes = max_bytes;
                 req.context = usize::from(max_bytes.is_none() && pattern == "secret");
                 let want = cold.search(&req).unwrap();
+                // The regex engine is the reference: a literal is found with memmem only
+                // where that gives its answers (these patterns need no escaping).
+                let mut as_regex = req.clone();
+                as_regex.regex = true;
+                assert_eq!(
+                    cold.search(&as_regex).unwrap(),
+                    want,
+                    "{pattern} as regex, case_sensitive={case_sensitive} max_bytes={max_bytes:?}"
+                );
                 for _ in 0..2 {
                     assert_eq!(
                         mem.search(&req).unwrap(),

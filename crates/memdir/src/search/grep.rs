@@ -4,7 +4,7 @@
 //! the same on every run. Once the budget is spent, the rest are only counted (no line text is
 //! kept), which is what the trailer reports.
 
-use super::walk::{FileRef, Held, open_file};
+use super::walk::{FileRef, Held, has_case_twins, open_file};
 use super::{Budget, HitRef, SearchRequest};
 use crate::error::Error;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -66,6 +66,8 @@ struct Searchers {
     count: [Searcher; 2],
     /// A file read from disk, reused from file to file.
     buf: Vec<u8>,
+    /// Its ASCII fold, for a case-insensitive literal.
+    fold: Vec<u8>,
 }
 
 fn searchers(context: usize) -> Searchers {
@@ -87,6 +89,7 @@ fn searchers(context: usize) -> Searchers {
         full: two(true, context),
         count: two(false, 0),
         buf: Vec::new(),
+        fold: Vec::new(),
     }
 }
 
@@ -164,9 +167,10 @@ impl Sink for Collect {
     }
 }
 
-/// A literal pattern of ASCII text, tested against a held file's bytes (or their ASCII fold)
-/// with `memmem` before any regex runs: a file without it is skipped, and once the budget is
-/// spent its matching lines are counted without the searcher.
+/// A literal pattern of ASCII text, looked for with `memmem` in a file's bytes (or their ASCII
+/// fold) instead of the regex engine wherever that gives the same answers (see
+/// [`Literal::accepts`]): a file without it is skipped, with no context lines its matching
+/// lines are found directly, and once the budget is spent they are only counted.
 struct Literal {
     finder: memmem::Finder<'static>,
     folded: bool,
@@ -196,23 +200,27 @@ impl Literal {
         })
     }
 
-    /// The bytes to test in `h`, or `None` when this file needs the regex.
-    fn haystack<'h>(&self, h: &'h Held) -> Option<&'h [u8]> {
-        // A byte-order mark makes the searcher transcode (or drop the mark): leave those to it.
+    /// True if `bytes` can be tested with `memmem` and give the regex's answers: no byte-order
+    /// mark (the searcher transcodes or drops it), no NUL byte (the searcher stops there), and
+    /// no Unicode case twin of a `k` or `s` in the needle.
+    fn accepts(&self, bytes: &[u8], held: Option<&Held>) -> bool {
         let bom = [&b"\xEF\xBB\xBF"[..], b"\xFF\xFE", b"\xFE\xFF"]
             .iter()
-            .any(|m| h.bytes.starts_with(m));
-        if h.binary || bom || (self.exotic && h.exotic_fold) {
-            return None;
+            .any(|m| bytes.starts_with(m));
+        if bom {
+            return false;
         }
-        Some(if self.folded { &h.folded } else { &h.bytes })
+        match held {
+            Some(h) => !(h.binary || (self.exotic && h.exotic_fold)),
+            None => !(memchr::memchr(0, bytes).is_some() || (self.exotic && has_case_twins(bytes))),
+        }
     }
 
     /// The lines of `hay` that hold the needle, numbered, with their text from `bytes` (the
     /// unfolded file): what the searcher reports for a literal with no context lines.
-    fn lines(&self, hay: &[u8], held: &Arc<Held>) -> FileResult {
+    fn lines(&self, hay: &[u8], bytes: &[u8], held: Option<&Arc<Held>>) -> FileResult {
         let mut out = FileResult {
-            raw: Some(held.clone()),
+            raw: held.cloned(),
             ..FileResult::default()
         };
         let mut line = 1u64;
@@ -227,7 +235,11 @@ impl Literal {
             counted = start;
             let end = memchr::memchr(b'\n', &hay[hit..]).map_or(hay.len(), |j| hit + j + 1);
             out.matches += 1;
-            out.lines.push((line, false, start..end));
+            if held.is_some() {
+                out.lines.push((line, false, start..end));
+            } else {
+                out.push(line, false, &bytes[start..end]);
+            }
             at = end;
         }
         out
@@ -256,9 +268,57 @@ fn search_file(
     f: &FileRef,
     keep_text: bool,
 ) -> FileResult {
-    if let (Some(lit), Some(h)) = (lit, &f.held)
-        && let Some(hay) = lit.haystack(h)
+    let Searchers {
+        full,
+        count,
+        buf,
+        fold,
+    } = s;
+    let [checked, text] = if keep_text { full } else { count };
+    let mut sink = Collect {
+        out: FileResult::default(),
+        keep_text,
+    };
+    // The bytes: held in memory, or read whole into the reused buffer (one read; a streaming
+    // reader costs an extra read and copy per file). A huge file is streamed.
+    let held = f.held.as_ref();
+    let bytes: &[u8] = match held {
+        Some(h) => &h.bytes,
+        // A file that cannot be read (gone, permissions, now a symlink) is skipped, like `grep -s`.
+        None => {
+            let Ok(mut file) = open_file(&f.abs) else {
+                return FileResult::default();
+            };
+            match file.metadata() {
+                Ok(meta) if meta.len() <= WHOLE_READ_MAX => {
+                    if read_sized(&mut file, meta.len(), buf).is_err() {
+                        return FileResult::default();
+                    }
+                    buf
+                }
+                _ => {
+                    return match checked.search_file(m, &file, &mut sink) {
+                        Ok(()) => sink.out,
+                        Err(_) => FileResult::default(),
+                    };
+                }
+            }
+        }
+    };
+    let mut plain_text = false;
+    if let Some(lit) = lit
+        && lit.accepts(bytes, held.map(|h| &**h))
     {
+        plain_text = true;
+        let hay: &[u8] = match (lit.folded, held) {
+            (false, _) => bytes,
+            (true, Some(h)) => &h.folded,
+            (true, None) => {
+                fold.clear();
+                fold.extend(bytes.iter().map(u8::to_ascii_lowercase));
+                fold
+            }
+        };
         if !keep_text {
             return FileResult {
                 matches: lit.count_lines(hay),
@@ -266,37 +326,16 @@ fn search_file(
             };
         }
         if lit.plain {
-            return lit.lines(hay, h);
+            return lit.lines(hay, bytes, held);
         }
         if lit.finder.find(hay).is_none() {
             return FileResult::default();
         }
     }
-    let mut sink = Collect {
-        out: FileResult::default(),
-        keep_text,
-    };
-    let [checked, text] = if keep_text { &mut s.full } else { &mut s.count };
-    let done = match &f.held {
-        Some(h) if h.binary => checked.search_slice(m, &h.bytes, &mut sink),
-        Some(h) => text.search_slice(m, &h.bytes, &mut sink),
-        // A file that cannot be read (gone, permissions, now a symlink) is skipped, like `grep -s`.
-        None => match open_file(&f.abs) {
-            // A file of ordinary size is read whole with one read into a reused buffer (a
-            // streaming reader costs an extra read and copy per file); a huge one is streamed.
-            Ok(mut file) => match file.metadata() {
-                Ok(meta) if meta.len() <= WHOLE_READ_MAX => {
-                    match read_sized(&mut file, meta.len(), &mut s.buf) {
-                        Ok(()) => checked.search_slice(m, &s.buf, &mut sink),
-                        Err(_) => return FileResult::default(),
-                    }
-                }
-                _ => checked.search_file(m, &file, &mut sink),
-            },
-            Err(_) => return FileResult::default(),
-        },
-    };
-    match done {
+    // Bytes known to be text need no binary check; others stop at a NUL like grep.
+    let textual = plain_text || held.is_some_and(|h| !h.binary);
+    let searcher = if textual { text } else { checked };
+    match searcher.search_slice(m, bytes, &mut sink) {
         Ok(()) => sink.out,
         Err(_) => FileResult::default(),
     }

@@ -59,8 +59,7 @@ impl Held {
         Held {
             folded: bytes.to_ascii_lowercase(),
             binary: memchr::memchr(0, &bytes).is_some(),
-            exotic_fold: memchr::memmem::find(&bytes, "\u{212A}".as_bytes()).is_some()
-                || memchr::memmem::find(&bytes, "\u{17F}".as_bytes()).is_some(),
+            exotic_fold: has_case_twins(&bytes),
             bytes,
         }
     }
@@ -134,6 +133,13 @@ fn compile_glob(g: &str) -> Result<GlobSet, Error> {
         );
     }
     set.build().map_err(bad)
+}
+
+/// True if `bytes` hold U+212A KELVIN SIGN or U+017F LONG S, the two non-ASCII letters that
+/// case-fold to ASCII ones (`k`, `s`).
+pub(crate) fn has_case_twins(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, "\u{212A}".as_bytes()).is_some()
+        || memchr::memmem::find(bytes, "\u{17F}".as_bytes()).is_some()
 }
 
 /// True for a name inside the root that is never searched: memdir's and git's folders, and the
