@@ -415,3 +415,68 @@ fn bad_mode_and_empty_pattern_exit_2() {
         .code(2);
     f.cmd().args(["search", ""]).assert().code(2);
 }
+
+#[test]
+fn results_stream_and_a_closed_pipe_ends_the_search_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let f = Fixture::new();
+    for i in 0..40 {
+        f.put(
+            &format!("notes/n{i:02}.md"),
+            &"a rollback line\n".repeat(5_000),
+        );
+    }
+    let mut child = Command::new(common::bin())
+        .env_clear()
+        .env("MEMDIR_ROOT", f.root())
+        .args(["search", "rollback"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut buf = [0u8; 64];
+    out.read_exact(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf).starts_with("notes/n00.md:1:a rollback line\n"));
+    drop(out);
+    let res = child.wait_with_output().unwrap();
+    assert_eq!(res.status.code(), Some(0));
+    assert!(
+        res.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+}
+
+#[test]
+fn every_matching_line_is_printed_once_in_order() {
+    // Many files and matches, to go through the threads and the literal path: the output must
+    // be exactly the lines, in path and line order, that a plain scan finds.
+    let f = Fixture::new();
+    let mut want = String::new();
+    for i in 0..60 {
+        let mut text = String::new();
+        for l in 1..=50 {
+            let line = if (i * 7 + l) % 3 == 0 {
+                format!("line {l} has a ROLLback in it")
+            } else {
+                format!("line {l} does not")
+            };
+            if line.to_lowercase().contains("rollback") {
+                want.push_str(&format!("notes/f{i:02}.md:{l}:{line}\n"));
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        f.put(&format!("notes/f{i:02}.md"), &text);
+    }
+    let a = f.cmd().args(["search", "rollback"]).assert().success();
+    assert_eq!(stdout(&a), want);
+    let a = f
+        .cmd()
+        .args(["search", "--regex", "rollback"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&a), want);
+}

@@ -25,7 +25,7 @@ use std::io::Read;
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Memory for held files at most (their bytes and ASCII-folded copies); files past this are
@@ -60,6 +60,9 @@ fn watch_flags() -> WatchFlags {
 #[derive(Default)]
 pub(crate) struct Warm {
     state: Mutex<Option<State>>,
+    /// Set when the copy could not be started (no inotify here, or the watch limit reached):
+    /// searches then read the disk without trying again each time.
+    unavailable: AtomicBool,
 }
 
 impl std::fmt::Debug for Warm {
@@ -106,7 +109,13 @@ impl Warm {
             *guard = None;
         }
         if guard.is_none() {
+            if self.unavailable.load(Ordering::Relaxed) {
+                return None;
+            }
             *guard = State::start(root).ok();
+            if guard.is_none() {
+                self.unavailable.store(true, Ordering::Relaxed);
+            }
         }
         let state = guard.as_mut()?;
         Some((state.snapshot(scope), state.generation))
