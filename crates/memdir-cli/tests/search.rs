@@ -480,3 +480,36 @@ fn every_matching_line_is_printed_once_in_order() {
         .success();
     assert_eq!(stdout(&a), want);
 }
+
+#[test]
+fn ranked_sees_a_same_size_edit_that_keeps_the_modification_time() {
+    // An edit within the clock tick of the last index sync leaves size and mtime as the index
+    // recorded them; setting the old mtime back makes that race certain.
+    let f = Fixture::new();
+    f.put("notes/a.md", "the color is teal\n");
+    let path = f.root().join("notes/a.md");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let a = f
+        .cmd()
+        .args(["search", "--mode", "ranked", "teal"])
+        .assert()
+        .success();
+    assert!(stdout(&a).contains("teal"));
+    std::fs::write(&path, "the color is plum\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let a = f
+        .cmd()
+        .args(["search", "--mode", "ranked", "plum"])
+        .assert()
+        .success();
+    assert!(stdout(&a).contains("notes/a.md:1:the color is plum"));
+    f.cmd()
+        .args(["search", "--mode", "ranked", "teal"])
+        .assert()
+        .code(1);
+}

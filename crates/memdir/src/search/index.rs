@@ -12,13 +12,13 @@
 //! terms), so a line can be scored together with the file (the day) it sits in.
 
 use super::grep::line_text;
-use super::walk::{FileRef, open_file};
+use super::walk::{FileRef, UNTRUSTED, change_stamp, open_file};
 use crate::error::Error;
 use memdir_core::tokenize::{self, Tokenizer, split_line};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The index file's name inside `.memdir/`.
 pub(crate) const INDEX_FILE: &str = "search.sqlite";
@@ -138,16 +138,12 @@ impl Index {
             let Ok(meta) = file.metadata() else {
                 continue;
             };
-            let size = i64::try_from(meta.len()).unwrap_or(i64::MAX);
-            let mtime = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+            let (size, mtime) = change_stamp(&meta);
             let old = known.remove(&f.rel);
             if let Some((_, s, m, _)) = &old
                 && *s == size
                 && *m == mtime
+                && mtime != UNTRUSTED
             {
                 continue;
             }

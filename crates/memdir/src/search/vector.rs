@@ -15,7 +15,7 @@
 //! `chunks(file_id, line, shown, vec)` with `vec` the little-endian `f32` embedding.
 
 use super::chunk::{CHUNKING, chunks};
-use super::walk::{FileRef, Scope};
+use super::walk::{FileRef, Scope, UNTRUSTED, change_stamp};
 use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
 use crate::error::Error;
 use crate::memory::Memory;
@@ -26,7 +26,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The index file's name inside `.memdir/`.
 pub(crate) const VECTOR_FILE: &str = "vectors.sqlite";
@@ -340,16 +340,11 @@ impl VectorIndex {
             let Ok(m) = std::fs::symlink_metadata(&f.abs) else {
                 continue;
             };
-            let size = i64::try_from(m.len()).unwrap_or(i64::MAX);
-            let mtime = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+            let (size, mtime) = change_stamp(&m);
             let old = known.remove(&f.rel);
             if old
                 .as_ref()
-                .is_some_and(|(s, t, _)| *s == size && *t == mtime)
+                .is_some_and(|(s, t, _)| *s == size && *t == mtime && mtime != UNTRUSTED)
             {
                 continue;
             }
