@@ -250,3 +250,56 @@ fn literal_search_gives_the_regex_answers_including_unicode_case_twins() {
     let found = mem.search(&req).unwrap();
     assert_eq!(found.hits.len() + found.omitted, 300);
 }
+
+#[test]
+fn a_search_sees_every_write_that_finished_before_it_began() {
+    // A writer appends to some files and atomically replaces others, as fast as it can; after
+    // each write returns it publishes its number. Every search must find the newest published
+    // write, whatever the warm copy was doing at the time.
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    for i in 0..10 {
+        put(&root, &format!("notes/f{i}.md"), "start\n");
+    }
+    let mem = warm(&root);
+    let done = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (root, done, stop) = (root.clone(), done.clone(), stop.clone());
+        std::thread::spawn(move || {
+            // What each file holds: a replacement rewrites all of it, so no token is lost.
+            let mut text = vec![String::from("start\n"); 10];
+            let mut i = 1;
+            while !stop.load(Ordering::Relaxed) && i < 20_000 {
+                let n = i % 10;
+                let f = root.join(format!("notes/f{n}.md"));
+                let line = format!("token-{i}-end\n");
+                text[n].push_str(&line);
+                if i % 2 == 0 {
+                    let mut h = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+                    h.write_all(line.as_bytes()).unwrap();
+                } else {
+                    let tmp = root.join(format!("notes/.f{n}.md.tmp"));
+                    std::fs::write(&tmp, &text[n]).unwrap();
+                    std::fs::rename(&tmp, &f).unwrap();
+                }
+                done.store(i, Ordering::Release);
+                i += 1;
+            }
+        })
+    };
+    let mut checked = 0;
+    while checked < 300 {
+        let i = done.load(Ordering::Acquire);
+        if i == 0 {
+            continue;
+        }
+        let hits = grep(&mem, &format!("token-{i}-end"));
+        assert_eq!(hits.len(), 1, "write {i} finished before the search began");
+        checked += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+}
