@@ -1,8 +1,10 @@
 //! Grep mode: ripgrep's matcher and searcher, in-process, over the files in scope.
 //!
-//! Files are searched on all cores but their results are taken in path order, so output is
-//! the same on every run. Once the budget is spent, the rest are only counted (no line text is
-//! kept), which is what the trailer reports.
+//! Files are searched on all cores but their results are handed out in path order as they
+//! come, so output is the same on every run and starts before the search ends. Once the budget
+//! is spent, the rest are only counted (no line text is kept), which is what the trailer
+//! reports. A literal ASCII pattern skips the regex engine where `memmem` on the file's ASCII
+//! fold gives the same answers ([`Literal`]).
 
 use super::walk::{FileRef, Held, has_case_twins, open_file};
 use super::{Budget, HitRef, SearchRequest};
