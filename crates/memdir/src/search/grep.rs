@@ -4,7 +4,7 @@
 //! come, so output is the same on every run and starts before the search ends. Once the budget
 //! is spent, the rest are only counted (no line text is kept), which is what the trailer
 //! reports. A literal ASCII pattern skips the regex engine where `memmem` on the file's ASCII
-//! fold gives the same answers ([`Literal`]).
+//! fold gives the same answers (see `Literal`).
 
 use super::walk::{FileRef, Held, has_case_twins, open_file};
 use super::{Budget, HitRef, SearchRequest};
