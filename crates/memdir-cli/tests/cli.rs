@@ -457,23 +457,9 @@ fn bad_usage_and_bad_clock_exit_2_with_one_line() {
 
 #[test]
 fn broken_pipe_exits_quietly() {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
     let f = Fixture::new();
     f.put("big.md", &"line of text\n".repeat(200_000));
-    let mut child = Command::new(common::bin())
-        .env_clear()
-        .env("MEMDIR_ROOT", f.root())
-        .args(["read", "big.md"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut buf = [0u8; 16];
-    out.read_exact(&mut buf).unwrap();
-    drop(out);
-    let res = child.wait_with_output().unwrap();
+    let (_, res) = f.read_then_close(&["read", "big.md"], 16);
     assert_eq!(res.status.code(), Some(0));
     assert!(
         res.stderr.is_empty(),

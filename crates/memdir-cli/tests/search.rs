@@ -418,8 +418,6 @@ fn bad_mode_and_empty_pattern_exit_2() {
 
 #[test]
 fn results_stream_and_a_closed_pipe_ends_the_search_quietly() {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
     let f = Fixture::new();
     for i in 0..40 {
         f.put(
@@ -427,20 +425,8 @@ fn results_stream_and_a_closed_pipe_ends_the_search_quietly() {
             &"a rollback line\n".repeat(5_000),
         );
     }
-    let mut child = Command::new(common::bin())
-        .env_clear()
-        .env("MEMDIR_ROOT", f.root())
-        .args(["search", "rollback"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut buf = [0u8; 64];
-    out.read_exact(&mut buf).unwrap();
-    assert!(String::from_utf8_lossy(&buf).starts_with("notes/n00.md:1:a rollback line\n"));
-    drop(out);
-    let res = child.wait_with_output().unwrap();
+    let (first, res) = f.read_then_close(&["search", "rollback"], 64);
+    assert!(String::from_utf8_lossy(&first).starts_with("notes/n00.md:1:a rollback line\n"));
     assert_eq!(res.status.code(), Some(0));
     assert!(
         res.stderr.is_empty(),

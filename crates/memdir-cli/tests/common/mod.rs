@@ -66,6 +66,26 @@ impl Fixture {
     pub fn exists(&self, rel: &str) -> bool {
         self.root().join(rel).exists()
     }
+
+    /// Runs memdir with `args`, reads the first `n` bytes of its output, closes the pipe, and
+    /// returns those bytes with how the program ended (its stderr; stdout is closed).
+    pub fn read_then_close(&self, args: &[&str], n: usize) -> (Vec<u8>, std::process::Output) {
+        use std::io::Read;
+        use std::process::Stdio;
+        let mut child = std::process::Command::new(bin())
+            .env_clear()
+            .env("MEMDIR_ROOT", self.root())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let mut buf = vec![0u8; n];
+        out.read_exact(&mut buf).unwrap();
+        drop(out);
+        (buf, child.wait_with_output().unwrap())
+    }
 }
 
 /// stdout of a finished command as text.
