@@ -9,7 +9,7 @@
 
 use super::index::Index;
 use super::walk::{FileRef, Scope};
-use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
+use super::{SearchOutcome, SearchRequest};
 use crate::error::Error;
 use crate::memory::Memory;
 use memdir_core::tokenize::Tokenizer;
@@ -181,23 +181,8 @@ pub(crate) fn search(
             .then_with(|| a.1.rel.cmp(&b.1.rel))
             .then_with(|| a.2.cmp(&b.2))
     });
-    let limit = req.limit.unwrap_or(DEFAULT_RANKED_LIMIT);
-    let mut budget = Budget::new(req.max_bytes, None);
-    let mut outcome = SearchOutcome::default();
-    for (score, f, line, text) in scored.into_iter().take(limit) {
-        let hit = SearchHit {
-            path: f.rel.clone(),
-            line: u64::try_from(line).unwrap_or(0),
-            text,
-            score: Some(score),
-            date: f.date_string(),
-            is_context: false,
-        };
-        if outcome.omitted > 0 || !budget.take(&hit.as_ref()) {
-            outcome.omitted += 1;
-            continue;
-        }
-        outcome.hits.push(hit);
-    }
-    Ok(outcome)
+    let ranked = scored
+        .into_iter()
+        .map(|(score, f, line, text)| (f, u64::try_from(line).unwrap_or(0), text, score));
+    Ok(super::vector::finish(ranked, req))
 }

@@ -640,7 +640,7 @@ pub(crate) fn search(
     Ok(finish(ranked, req))
 }
 
-/// Takes the best `limit` results under the output budget.
+/// Takes the best `limit` results under the output budget (ranked, semantic and hybrid modes).
 pub(crate) fn finish<'f>(
     ranked: impl Iterator<Item = (&'f FileRef, u64, String, f64)>,
     req: &SearchRequest,
