@@ -26,6 +26,11 @@ mod index;
 mod ranked;
 mod vector;
 mod walk;
+// Warm search follows changes with inotify; elsewhere it is never available.
+#[cfg(target_os = "linux")]
+mod warm;
+#[cfg(not(target_os = "linux"))]
+#[path = "warm_none.rs"]
 mod warm;
 
 pub use hybrid::Fusion;

@@ -1,0 +1,25 @@
+//! Warm search where there is no inotify: never available, so every search reads the disk
+//! (see `warm.rs` for the Linux implementation).
+
+use super::walk::{FileRef, Scope};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Never holds anything.
+#[derive(Debug, Default)]
+pub(crate) struct Warm;
+
+impl Warm {
+    /// Always `None`: the caller walks the disk.
+    pub fn files(&self, _root: &Path, _scope: &Scope) -> Option<(Arc<Vec<FileRef>>, u64)> {
+        None
+    }
+
+    /// Always false: indexes sync on every search.
+    pub fn is_stamped(&self, _key: &'static str, _generation: u64) -> bool {
+        false
+    }
+
+    /// Does nothing.
+    pub fn stamp(&self, _key: &'static str, _generation: u64) {}
+}
