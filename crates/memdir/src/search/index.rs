@@ -12,7 +12,8 @@
 //! terms), so a line can be scored together with the file (the day) it sits in.
 
 use super::grep::line_text;
-use super::walk::{FileRef, UNTRUSTED, change_stamp, open_file};
+use super::stamp::{change_stamp, content_hash, unchanged};
+use super::walk::{FileRef, open_file};
 use crate::error::Error;
 use memdir_core::tokenize::{self, Tokenizer, split_line};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -49,7 +50,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
 );
 ";
 
-fn db_err(e: rusqlite::Error) -> Error {
+pub(crate) fn db_err(e: rusqlite::Error) -> Error {
     Error::Store(crate::store::StoreError::Backend(format!(
         "search index: {e}; delete .memdir/{INDEX_FILE} to rebuild it"
     )))
@@ -141,9 +142,7 @@ impl Index {
             let (size, mtime) = change_stamp(&meta);
             let old = known.remove(&f.rel);
             if let Some((_, s, m, _)) = &old
-                && *s == size
-                && *m == mtime
-                && mtime != UNTRUSTED
+                && unchanged((*s, *m), (size, mtime))
             {
                 continue;
             }
@@ -232,16 +231,6 @@ fn delete_file(tx: &Connection, id: i64) -> Result<(), Error> {
     tx.execute("DELETE FROM files WHERE id = ?1", [id])
         .map_err(db_err)?;
     Ok(())
-}
-
-/// FNV-1a, 64 bits: a content fingerprint for change detection, not a security boundary.
-fn content_hash(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}:{}", bytes.len())
 }
 
 fn add_lines(tx: &Connection, id: i64, bytes: &[u8], tok: &Tokenizer) -> Result<(), Error> {

@@ -24,6 +24,7 @@ mod grep;
 mod hybrid;
 mod index;
 mod ranked;
+mod stamp;
 mod vector;
 mod walk;
 // Warm search follows changes with inotify; elsewhere it is never available.

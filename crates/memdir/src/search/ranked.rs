@@ -7,7 +7,7 @@
 //! A line also gets a share of the scores of the lines just before and after it, so an answer
 //! that only makes sense after its question still ranks.
 
-use super::index::Index;
+use super::index::{Index, db_err};
 use super::walk::{FileRef, Scope};
 use super::{SearchOutcome, SearchRequest};
 use crate::error::Error;
@@ -29,13 +29,6 @@ const W_DOC: f64 = 0.6;
 
 /// Lines taken from the line index before file scores are added and the best are kept.
 const CANDIDATES: usize = 1000;
-
-fn db_err(e: rusqlite::Error) -> Error {
-    Error::Store(crate::store::StoreError::Backend(format!(
-        "search index: {e}; delete .memdir/{} to rebuild it",
-        super::index::INDEX_FILE
-    )))
-}
 
 /// Opens the index of `root` and brings it up to date; with `rebuild`, from scratch. A warm
 /// memory skips the sync when no file changed since its last one (and the index still lists

@@ -15,7 +15,8 @@
 //! `chunks(file_id, line, shown, vec)` with `vec` the little-endian `f32` embedding.
 
 use super::chunk::{CHUNKING, chunks};
-use super::walk::{FileRef, Scope, UNTRUSTED, change_stamp};
+use super::stamp::{change_stamp, content_hash, unchanged};
+use super::walk::{FileRef, Scope};
 use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
 use crate::error::Error;
 use crate::memory::Memory;
@@ -344,7 +345,7 @@ impl VectorIndex {
             let old = known.remove(&f.rel);
             if old
                 .as_ref()
-                .is_some_and(|(s, t, _)| *s == size && *t == mtime && mtime != UNTRUSTED)
+                .is_some_and(|(s, t, _)| unchanged((*s, *t), (size, mtime)))
             {
                 continue;
             }
@@ -546,14 +547,6 @@ fn delete_path(tx: &Connection, path: &str) -> Result<(), Error> {
     tx.execute("DELETE FROM files WHERE path = ?1", [path])
         .map_err(db_err)?;
     Ok(())
-}
-
-/// FNV-1a, 64 bits, with the length: change detection, not a security boundary.
-fn content_hash(bytes: &[u8]) -> String {
-    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{h:016x}:{}", bytes.len())
 }
 
 fn to_blob(v: &[f32]) -> Vec<u8> {

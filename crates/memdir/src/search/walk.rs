@@ -135,29 +135,6 @@ fn compile_glob(g: &str) -> Result<GlobSet, Error> {
     set.build().map_err(bad)
 }
 
-/// The modification time recorded for a file too recently changed to be trusted (see
-/// [`change_stamp`]); a stamp with it never counts as unchanged.
-pub(crate) const UNTRUSTED: i64 = -1;
-
-/// A file's size and modification time (ns) as an index records them, to skip the file next
-/// time if both are unchanged. A file modified in the last two seconds (or in the future) gets
-/// [`UNTRUSTED`] instead: a write within the same clock tick as the recorded one can leave both
-/// unchanged (git's "racily clean" problem), so such a file is read and hashed again at every
-/// sync until it has aged.
-pub(crate) fn change_stamp(meta: &std::fs::Metadata) -> (i64, i64) {
-    let size = i64::try_from(meta.len()).unwrap_or(i64::MAX);
-    let since_epoch = |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).ok();
-    let mtime = meta.modified().ok().and_then(since_epoch);
-    let now = since_epoch(std::time::SystemTime::now());
-    let mtime = match (mtime, now) {
-        (Some(m), Some(n)) if m + std::time::Duration::from_secs(2) <= n => {
-            i64::try_from(m.as_nanos()).unwrap_or(UNTRUSTED)
-        }
-        _ => UNTRUSTED,
-    };
-    (size, mtime)
-}
-
 /// True if `bytes` hold U+212A KELVIN SIGN or U+017F LONG S, the two non-ASCII letters that
 /// case-fold to ASCII ones (`k`, `s`).
 pub(crate) fn has_case_twins(bytes: &[u8]) -> bool {
