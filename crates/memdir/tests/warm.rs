@@ -103,25 +103,31 @@ fn every_kind_of_change_is_seen_by_the_next_search() {
 }
 
 #[test]
-fn never_reads_through_a_symlink_or_into_internal_folders() {
+fn never_reads_through_a_symlink_or_into_internal_folders_warm_or_cold() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("secret.md"), "zeta secret\n").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let mem = warm(root);
+    // A cold memory walks the folder itself on every search: the same rules apply.
+    let cold = Memory::open(root, clock()).unwrap();
     assert!(grep(&mem, "zeta").is_empty());
+    assert!(grep(&cold, "zeta").is_empty());
     std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("link.md")).unwrap();
     std::os::unix::fs::symlink(outside.path(), root.join("linkdir")).unwrap();
     put(root, ".memdir/zeta.md", "zeta internal\n");
     put(root, "notes/.x.md.123.tmp", "zeta in flight\n");
     assert!(grep(&mem, "zeta").is_empty());
+    assert!(grep(&cold, "zeta").is_empty());
     // A file replaced by a symlink after it was read.
     put(root, "notes/real.md", "zeta real\n");
     assert_eq!(grep(&mem, "zeta"), ["notes/real.md:1"]);
+    assert_eq!(grep(&cold, "zeta"), ["notes/real.md:1"]);
     std::fs::remove_file(root.join("notes/real.md")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("notes/real.md"))
         .unwrap();
     assert!(grep(&mem, "zeta").is_empty());
+    assert!(grep(&cold, "zeta").is_empty());
 }
 
 #[test]

@@ -66,6 +66,16 @@ impl Held {
 }
 
 impl FileRef {
+    /// The file at `rel` (with `/` separators) under `root`, its bytes not read.
+    pub fn new(root: &Path, rel: String) -> FileRef {
+        FileRef {
+            abs: root.join(&rel),
+            date: date_of(&rel),
+            rel,
+            held: None,
+        }
+    }
+
     /// The date as `YYYY-MM-DD`.
     pub fn date_string(&self) -> Option<String> {
         self.date.map(|d| d.to_string())
@@ -172,38 +182,58 @@ pub(crate) fn open_file(abs: &Path) -> std::io::Result<std::fs::File> {
 /// Every regular file in scope, sorted by path. Symlinks are not followed, so nothing outside
 /// the root is ever read.
 pub(crate) fn files(root: &Path, scope: &Scope) -> Result<Vec<FileRef>, Error> {
-    let walker = ignore::WalkBuilder::new(root)
-        .standard_filters(false)
-        .follow_links(false)
-        .filter_entry(|e| e.depth() == 0 || !is_internal(&e.file_name().to_string_lossy()))
-        .build();
     let mut out = Vec::new();
-    for entry in walker {
-        let entry = match entry {
-            Ok(e) => e,
-            // A file that vanished or cannot be read mid-walk is skipped, like grep -s.
-            Err(_) => continue,
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+    visit::<std::convert::Infallible>(root, "", &mut |_| Ok(true), &mut |rel| {
+        let f = FileRef::new(root, rel);
+        if scope.keeps(&f.rel, f.date) {
+            out.push(f);
         }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        let Some(rel) = rel.to_str() else {
-            continue;
-        };
-        let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
-        let date = date_of(&rel);
-        if scope.keeps(&rel, date) {
-            out.push(FileRef {
-                abs: entry.into_path(),
-                rel,
-                date,
-                held: None,
-            });
-        }
-    }
+    })
+    .unwrap_or_else(|never| match never {});
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(out)
+}
+
+/// Lists the folder `rel` under `root` (`""` is the root) and everything below it: `enter` is
+/// called with each folder before it is listed and may skip it (`Ok(false)`) or stop the walk;
+/// `file` gets the path of each regular file. Never enters memdir's or git's folders, leaves
+/// out in-flight temp files, symlinks, other special files and names that are not UTF-8, and
+/// skips what vanishes or cannot be read mid-walk, like `grep -s`. No order is promised.
+pub(crate) fn visit<E>(
+    root: &Path,
+    rel: &str,
+    enter: &mut dyn FnMut(&str) -> Result<bool, E>,
+    file: &mut dyn FnMut(String),
+) -> Result<(), E> {
+    if !enter(rel)? {
+        return Ok(());
+    }
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if is_internal(&name) {
+            continue;
+        }
+        let child = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        // The entry's own type (from the directory listing): a symlink is neither.
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => visit(root, &child, enter, file)?,
+            Ok(t) if t.is_file() => file(child),
+            _ => {}
+        }
+    }
+    Ok(())
 }

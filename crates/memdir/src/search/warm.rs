@@ -17,7 +17,7 @@
 //! What is searched is exactly what [`walk::files`](super::walk::files) finds: regular files,
 //! no symlinks followed, `.memdir/`, `.git/` and in-flight temp files left out.
 
-use super::walk::{FileRef, Held, Scope, date_of, is_internal, open_file};
+use super::walk::{FileRef, Held, Scope, is_internal, open_file, visit};
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use rustix::io::Errno;
 use std::collections::{BTreeMap, HashMap};
@@ -165,46 +165,44 @@ impl State {
         }
     }
 
-    /// Watches the folder `rel` and everything under it, and lists its files. The watch comes
-    /// first, so a file created while listing is either listed or reported.
+    /// Watches the folder `rel` and everything under it, and lists its files. Each folder's
+    /// watch comes before its listing, so a file created meanwhile is either listed or reported.
     fn scan(&mut self, rel: &str) -> Result<(), Restart> {
-        let abs = self.abs(rel);
-        let wd = match inotify::add_watch(&self.fd, &abs, watch_flags()) {
-            Ok(wd) => wd,
-            // Gone or replaced by something that is not a folder since it was seen: skip it.
-            Err(Errno::NOENT | Errno::NOTDIR | Errno::ACCESS) if !rel.is_empty() => return Ok(()),
-            // Out of watches (or the root is unusable): warm search cannot keep up here.
-            Err(_) => return Err(Restart),
-        };
-        self.dirs.insert(wd, rel.to_string());
-        let Ok(entries) = std::fs::read_dir(&abs) else {
-            return Ok(());
-        };
-        for entry in entries.flatten() {
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            if is_internal(&name) {
-                continue;
-            }
-            let child = join(rel, &name);
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => self.scan(&child)?,
-                Ok(t) if t.is_file() => self.add_file(child),
-                _ => {}
-            }
+        let mut found = Vec::new();
+        let (fd, dirs, root) = (&self.fd, &mut self.dirs, &self.root);
+        visit(
+            root,
+            rel,
+            &mut |dir| {
+                let abs = if dir.is_empty() {
+                    root.clone()
+                } else {
+                    root.join(dir)
+                };
+                match inotify::add_watch(fd, &abs, watch_flags()) {
+                    Ok(wd) => {
+                        dirs.insert(wd, dir.to_string());
+                        Ok(true)
+                    }
+                    // Gone or replaced by something that is not a folder since it was seen.
+                    Err(Errno::NOENT | Errno::NOTDIR | Errno::ACCESS) if !dir.is_empty() => {
+                        Ok(false)
+                    }
+                    // Out of watches (or the root is unusable): warm search cannot keep up here.
+                    Err(_) => Err(Restart),
+                }
+            },
+            &mut |f| found.push(f),
+        )?;
+        for f in found {
+            self.add_file(f);
         }
         Ok(())
     }
 
     fn add_file(&mut self, rel: String) {
         self.forget(&rel);
-        let file = FileRef {
-            abs: self.root.join(&rel),
-            date: date_of(&rel),
-            rel: rel.clone(),
-            held: None,
-        };
+        let file = FileRef::new(&self.root, rel.clone());
         self.files.insert(rel, Entry { file });
     }
 
