@@ -60,12 +60,11 @@ fn one_line(s: &str) -> String {
 
 /// A thread's searchers: one that reports lines with numbers and context, and one for files
 /// searched after the budget is spent, which only counts matching lines (no line numbers to
-/// track, no context to keep).
-/// Each comes in two kinds: one that stops at a NUL byte (a binary file), for files read from
-/// disk or known to hold one, and one that need not look, for bytes in memory known to be text.
+/// track, no context to keep). Each stops at a NUL byte (a binary file) unless the bytes are
+/// known to be text.
 struct Searchers {
-    full: [Searcher; 2],
-    count: [Searcher; 2],
+    full: Searcher,
+    count: Searcher,
     /// A file read from disk, reused from file to file.
     buf: Vec<u8>,
     /// Its ASCII fold, for a case-insensitive literal.
@@ -73,23 +72,16 @@ struct Searchers {
 }
 
 fn searchers(context: usize) -> Searchers {
-    let build = |numbered: bool, context: usize, binary: BinaryDetection| {
+    let build = |numbered: bool, context: usize| {
         SearcherBuilder::new()
             .line_number(numbered)
-            .binary_detection(binary)
             .before_context(context)
             .after_context(context)
             .build()
     };
-    let two = |numbered: bool, context: usize| {
-        [
-            build(numbered, context, BinaryDetection::quit(b'\0')),
-            build(numbered, context, BinaryDetection::none()),
-        ]
-    };
     Searchers {
-        full: two(true, context),
-        count: two(false, 0),
+        full: build(true, context),
+        count: build(false, 0),
         buf: Vec::new(),
         fold: Vec::new(),
     }
@@ -276,7 +268,7 @@ fn search_file(
         buf,
         fold,
     } = s;
-    let [checked, text] = if keep_text { full } else { count };
+    let searcher = if keep_text { full } else { count };
     let mut sink = Collect {
         out: FileResult::default(),
         keep_text,
@@ -299,7 +291,8 @@ fn search_file(
                     buf
                 }
                 _ => {
-                    return match checked.search_file(m, &file, &mut sink) {
+                    searcher.set_binary_detection(BinaryDetection::quit(b'\0'));
+                    return match searcher.search_file(m, &file, &mut sink) {
                         Ok(()) => sink.out,
                         Err(_) => FileResult::default(),
                     };
@@ -336,7 +329,11 @@ fn search_file(
     }
     // Bytes known to be text need no binary check; others stop at a NUL like grep.
     let textual = plain_text || held.is_some_and(|h| !h.binary);
-    let searcher = if textual { text } else { checked };
+    searcher.set_binary_detection(if textual {
+        BinaryDetection::none()
+    } else {
+        BinaryDetection::quit(b'\0')
+    });
     match searcher.search_slice(m, bytes, &mut sink) {
         Ok(()) => sink.out,
         Err(_) => FileResult::default(),
