@@ -16,7 +16,7 @@
 
 use super::chunk::{CHUNKING, chunks};
 use super::stamp::{change_stamp, content_hash, unchanged};
-use super::walk::{FileRef, Scope};
+use super::walk::{FileRef, Scope, open_file};
 use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
 use crate::error::Error;
 use crate::memory::Memory;
@@ -338,7 +338,11 @@ impl VectorIndex {
         let mut pending: Vec<(&FileRef, i64, i64, String, Vec<super::chunk::Chunk>)> = Vec::new();
         let mut touched = Vec::new();
         for f in all {
-            let Ok(m) = std::fs::symlink_metadata(&f.abs) else {
+            // O_NOFOLLOW: a symlink put where the walk saw a file is never read through.
+            let Ok(mut file) = open_file(&f.abs) else {
+                continue;
+            };
+            let Ok(m) = file.metadata() else {
                 continue;
             };
             let (size, mtime) = change_stamp(&m);
@@ -349,9 +353,10 @@ impl VectorIndex {
             {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(&f.abs) else {
+            let mut bytes = Vec::new();
+            if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
                 continue;
-            };
+            }
             let hash = content_hash(&bytes);
             if old.as_ref().is_some_and(|(_, _, h)| *h == hash) {
                 touched.push((f.rel.clone(), size, mtime));
@@ -657,4 +662,54 @@ pub(crate) fn finish<'f>(
         outcome.hits.push(hit);
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Stands in for the model: the sync's file handling is under test, not the vectors.
+    struct Flat;
+
+    impl Embedder for Flat {
+        fn model_id(&self) -> &str {
+            "flat"
+        }
+        fn dimensions(&self) -> usize {
+            2
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, memdir_embed::EmbedError> {
+            Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+        }
+    }
+
+    #[test]
+    fn sync_never_reads_through_a_symlink_put_where_the_walk_saw_a_file() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.md"), "secret words\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("notes")).unwrap();
+        std::fs::write(root.join("notes/real.md"), "real words\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("notes/a.md"))
+            .unwrap();
+        // As if notes/a.md had been a regular file when the folder was walked.
+        let files = [
+            FileRef::new(root, "notes/a.md".to_string()),
+            FileRef::new(root, "notes/real.md".to_string()),
+        ];
+        let mut index = VectorIndex::open(&root.join("v.sqlite")).unwrap();
+        let stats = index.sync(&files, &Flat, &|_, _| {}).unwrap();
+        assert_eq!(stats.files_embedded, 1);
+        let shown: Vec<String> = index
+            .conn
+            .prepare("SELECT shown FROM chunks")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(shown, ["real words"]);
+    }
 }
