@@ -127,28 +127,54 @@ fn children_cpu_ticks() -> u64 {
     get(13) + get(14)
 }
 
-/// Median wall time of `runs` runs (after a warm-up) and mean CPU time of the children.
+/// Median wall time of `runs` runs (after a warm-up), mean CPU time of the children, and the
+/// number of lines the command printed.
+///
+/// The output goes through a pipe that is read to the end, as an agent's tool harness or a
+/// terminal reads it. Never `/dev/null`: GNU grep notices that its output is `/dev/null` and
+/// then stops reading each file at its first match (as with `-q`), so it would be timed doing
+/// less work than the others.
 fn time_cmd(
     mut make: impl FnMut() -> Command,
     runs: usize,
-) -> anyhow::Result<(Duration, Duration)> {
+) -> anyhow::Result<(Duration, Duration, usize)> {
+    use std::io::Read as _;
     let mut all = Vec::new();
     let mut cpu0 = 0;
+    let mut out = Vec::new();
     for i in 0..=runs {
         if i == 1 {
             cpu0 = children_cpu_ticks();
         }
         let mut c = make();
-        c.stdout(Stdio::null()).stderr(Stdio::null());
+        c.stdout(Stdio::piped()).stderr(Stdio::null());
+        out.clear();
         let t0 = Instant::now();
-        c.status().context("cannot run the command")?;
+        let mut child = c.spawn().context("cannot run the command")?;
+        child
+            .stdout
+            .take()
+            .context("no pipe for the command's output")?
+            .read_to_end(&mut out)?;
+        child.wait()?;
         if i > 0 {
             all.push(t0.elapsed());
         }
     }
     let cpu = Duration::from_millis((children_cpu_ticks() - cpu0) * 10 / runs.max(1) as u64);
     all.sort();
-    Ok((all[all.len() / 2], cpu))
+    let lines = out.iter().filter(|&&b| b == b'\n').count();
+    Ok((all[all.len() / 2], cpu, lines))
+}
+
+/// Fails unless `other` printed as many lines as memdir: the tools must have done the same work
+/// for their times to compare.
+fn same_lines(pat: &str, other: &str, theirs: usize, ours: usize) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        theirs == ours,
+        "`{pat}`: {other} printed {theirs} lines, memdir {ours}: the timings would not compare"
+    );
+    Ok(())
 }
 
 fn have(cmd: &str) -> bool {
@@ -209,7 +235,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     ] {
         let found = Memory::open(&year, Clock::system(jiff::tz::TimeZone::UTC))?
             .search(&SearchRequest::new(pat))?;
-        let (m, mc) = time_cmd(
+        let (m, mc, ml) = time_cmd(
             || {
                 let mut c = Command::new(&memdir);
                 c.env_clear()
@@ -219,7 +245,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             },
             a.runs,
         )?;
-        let (g, gc) = time_cmd(
+        let (g, gc, gl) = time_cmd(
             || {
                 let mut c = Command::new("grep");
                 c.arg("-rniF").arg("--").arg(pat).arg(&year);
@@ -227,8 +253,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             },
             a.runs,
         )?;
+        same_lines(pat, "grep", gl, ml)?;
+        anyhow::ensure!(
+            ml == found.hits.len(),
+            "`{pat}`: memdir search printed {ml} lines, the engine found {}",
+            found.hits.len()
+        );
         let (r, rr, rc) = if rg {
-            let (r, rc) = time_cmd(
+            let (r, rc, rl) = time_cmd(
                 || {
                     let mut c = Command::new("rg");
                     c.arg("-niF").arg("--").arg(pat).arg(&year);
@@ -236,6 +268,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 },
                 a.runs,
             )?;
+            same_lines(pat, "rg", rl, ml)?;
             (
                 format!("{:.1} ms", ms(r)),
                 format!("{:.2}x", ms(m) / ms(r)),
