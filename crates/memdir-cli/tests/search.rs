@@ -437,11 +437,18 @@ fn results_stream_and_a_closed_pipe_ends_the_search_quietly() {
 
 #[test]
 fn every_matching_line_is_printed_once_in_order() {
-    // Many files and matches, to go through the threads and the literal path: the output must
-    // be exactly the lines, in path and line order, that a plain scan finds.
+    // Many files and matches in nested folders whose names sort differently as names than as
+    // whole paths (`f01.md` < `f01/x.md`), to go through the walk that feeds the threads as it
+    // goes and the literal path: the output must be exactly the lines, in path and line order,
+    // that a plain scan finds.
     let f = Fixture::new();
-    let mut want = String::new();
-    for i in 0..60 {
+    let mut files = Vec::new();
+    for i in 0..90 {
+        let rel = match i % 3 {
+            0 => format!("notes/f{:02}.md", i / 3),
+            1 => format!("notes/f{:02}/x.md", i / 3),
+            _ => format!("notes/f{:02}-b/y.md", i / 3),
+        };
         let mut text = String::new();
         for l in 1..=50 {
             let line = if (i * 7 + l) % 3 == 0 {
@@ -449,13 +456,20 @@ fn every_matching_line_is_printed_once_in_order() {
             } else {
                 format!("line {l} does not")
             };
-            if line.to_lowercase().contains("rollback") {
-                want.push_str(&format!("notes/f{i:02}.md:{l}:{line}\n"));
-            }
             text.push_str(&line);
             text.push('\n');
         }
-        f.put(&format!("notes/f{i:02}.md"), &text);
+        f.put(&rel, &text);
+        files.push((rel, text));
+    }
+    files.sort();
+    let mut want = String::new();
+    for (rel, text) in &files {
+        for (l, line) in text.lines().enumerate() {
+            if line.to_lowercase().contains("rollback") {
+                want.push_str(&format!("{rel}:{}:{line}\n", l + 1));
+            }
+        }
     }
     let a = f.cmd().args(["search", "rollback"]).assert().success();
     assert_eq!(stdout(&a), want);
@@ -465,6 +479,20 @@ fn every_matching_line_is_printed_once_in_order() {
         .assert()
         .success();
     assert_eq!(stdout(&a), want);
+    // A budget spent part-way: the first lines in order, then a count of exactly the rest.
+    let total = want.lines().count();
+    let a = f
+        .cmd()
+        .args(["search", "--limit", "700", "rollback"])
+        .assert()
+        .success();
+    let out = stdout(&a);
+    let first: String = want.lines().take(700).map(|l| format!("{l}\n")).collect();
+    assert!(out.starts_with(&first), "{out}");
+    assert!(
+        out.ends_with(&format!("... {} more matches left out by the output budget: narrow with --path/--since or raise --max-bytes/--limit\n", total - 700)),
+        "{out}"
+    );
 }
 
 #[test]

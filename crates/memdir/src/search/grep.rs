@@ -1,12 +1,13 @@
 //! Grep mode: ripgrep's matcher and searcher, in-process, over the files in scope.
 //!
-//! Files are searched on all cores but their results are handed out in path order as they
-//! come, so output is the same on every run and starts before the search ends. Once the budget
+//! Files are searched on all cores while the folder is still being walked (the walk yields
+//! them in path order), and their results are handed out in path order as they come, so output
+//! is the same on every run and starts before the search ends. Once the budget
 //! is spent, the rest are only counted (no line text is kept), which is what the trailer
 //! reports. A literal ASCII pattern skips the regex engine where `memmem` on the file's ASCII
 //! fold gives the same answers (see `Literal`).
 
-use super::walk::{FileRef, Held, has_case_twins, open_file};
+use super::walk::{self, FileRef, Held, Scope, has_case_twins, open_file};
 use super::{Budget, HitRef, SearchRequest};
 use crate::error::Error;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -14,10 +15,12 @@ use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
 use memchr::memmem;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 
 /// Longest line text kept; longer lines (minified data, pasted blobs) are cut so one line can
 /// never flood an agent's context.
@@ -350,23 +353,36 @@ fn read_sized(file: &mut std::fs::File, len: u64, buf: &mut Vec<u8>) -> io::Resu
     file.take(len).read_to_end(buf).map(|_| ())
 }
 
-/// Runs a grep over `files` (in path order), handing each result line to `emit` in order, and
-/// returns how many matches the budget left out. An error from `emit` stops the search.
+/// Where a grep's files come from.
+pub(crate) enum Files<'a> {
+    /// Listed already, in path order (a warm search's copy).
+    Listed(&'a [FileRef]),
+    /// Walked now: files are searched while the walk goes on.
+    Walk(&'a Path, &'a Scope),
+}
+
+/// Files a walk hands to the search threads at a time.
+const WALK_RUN: usize = 32;
+
+/// Runs a grep over `files` in path order, handing each result line to `emit` in that order,
+/// and returns how many matches the budget left out. An error from `emit` stops the search.
 pub(crate) fn search(
-    files: &[FileRef],
+    files: Files<'_>,
     req: &SearchRequest,
     emit: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
 ) -> Result<usize, Error> {
     let m = matcher(req)?;
     let lit = Literal::new(req);
-    let lit = lit.as_ref();
     let mut budget = Budget::new(req.max_bytes, req.limit);
     let mut omitted = 0;
     let mut failed = None;
     let spent = AtomicBool::new(false);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len() / 16 + 1);
+    let job = Job {
+        m: &m,
+        lit: lit.as_ref(),
+        context: req.context,
+        spent: &spent,
+    };
 
     let mut take = |f: &FileRef, r: FileResult| {
         if spent.load(Ordering::Relaxed) || r.lines.is_empty() {
@@ -407,72 +423,195 @@ pub(crate) fn search(
         omitted += r.matches.saturating_sub(shown);
     };
 
-    if workers <= 1 {
-        let mut s = searchers(req.context);
-        for f in files {
-            let keep = !spent.load(Ordering::Relaxed);
-            let r = search_file(&m, lit, &mut s, f, keep);
-            take(f, r);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|sc| {
+        let mut d = Dispatch::new(sc, job, cores);
+        match files {
+            Files::Listed(files) => {
+                // Runs of files, so a search of many small files in memory pays for a few
+                // dozen hand-offs between threads rather than one per file.
+                let run = (files.len() / (cores * 16)).clamp(16, 64);
+                for batch in files.chunks(run) {
+                    d.push(Cow::Borrowed(batch), &mut take);
+                }
+            }
+            Files::Walk(root, scope) => {
+                let mut batch = Vec::with_capacity(WALK_RUN);
+                walk::visit::<std::convert::Infallible>(root, "", &mut |_| Ok(true), &mut |rel| {
+                    let f = FileRef::new(root, rel);
+                    if scope.keeps(&f.rel, f.date) {
+                        batch.push(f);
+                        if batch.len() == WALK_RUN {
+                            let full = std::mem::replace(&mut batch, Vec::with_capacity(WALK_RUN));
+                            d.push(Cow::Owned(full), &mut take);
+                        }
+                    }
+                })
+                .unwrap_or_else(|never| match never {});
+                d.push(Cow::Owned(batch), &mut take);
+            }
         }
-    } else {
-        parallel(files, req, (&m, lit), &spent, workers, &mut take);
-    }
+        d.finish(&mut take);
+    });
     match failed {
         Some(e) => Err(e),
         None => Ok(omitted),
     }
 }
 
-/// Searches `files` on `workers` threads and hands each file's result to `take` in path order.
-fn parallel(
-    files: &[FileRef],
-    req: &SearchRequest,
-    (m, lit): (&RegexMatcher, Option<&Literal>),
-    spent: &AtomicBool,
-    workers: usize,
-    take: &mut dyn FnMut(&FileRef, FileResult),
-) {
-    let next = AtomicUsize::new(0);
-    // Files are handed out in runs, so a search of many small files in memory pays for a few
-    // dozen hand-offs between threads rather than one per file.
-    let run = (files.len() / (workers * 16)).clamp(1, 64);
-    std::thread::scope(|sc| {
-        let (tx, rx) = mpsc::channel::<(usize, Vec<FileResult>)>();
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let next = &next;
-            sc.spawn(move || {
-                let mut s = searchers(req.context);
+/// What every search thread needs to search a file.
+#[derive(Clone, Copy)]
+struct Job<'a> {
+    m: &'a RegexMatcher,
+    lit: Option<&'a Literal>,
+    context: usize,
+    /// Set once the budget is spent: later files are only counted.
+    spent: &'a AtomicBool,
+}
+
+impl Job<'_> {
+    fn search(&self, s: &mut Searchers, f: &FileRef) -> FileResult {
+        search_file(self.m, self.lit, s, f, !self.spent.load(Ordering::Relaxed))
+    }
+}
+
+type Batch<'f> = Cow<'f, [FileRef]>;
+type Done<'f> = (usize, Batch<'f>, Vec<FileResult>);
+
+/// Hands batches of files (in path order) to search threads and their results, in the same
+/// order, to the caller. A search that never grows past one batch runs on the calling thread,
+/// so a small folder starts no threads; results are passed on while batches are still coming.
+struct Dispatch<'scope, 'env, 'f> {
+    sc: &'scope std::thread::Scope<'scope, 'env>,
+    job: Job<'env>,
+    cores: usize,
+    /// The calling thread's searchers, when it searches itself.
+    here: Option<Searchers>,
+    /// The first batch, held back until a second one shows threads are worth starting.
+    first: Option<Batch<'f>>,
+    work: Option<mpsc::Sender<(usize, Batch<'f>)>>,
+    done: Option<mpsc::Receiver<Done<'f>>>,
+    /// Files sent to the threads so far: the start of the next batch in path order.
+    sent: usize,
+    /// Results that came back ahead of an earlier batch's, by start.
+    pending: BTreeMap<usize, (Batch<'f>, Vec<FileResult>)>,
+    /// The start of the next batch whose results go to the caller.
+    want: usize,
+}
+
+type Take<'t> = dyn FnMut(&FileRef, FileResult) + 't;
+
+impl<'scope, 'env: 'scope, 'f: 'scope> Dispatch<'scope, 'env, 'f> {
+    fn new(sc: &'scope std::thread::Scope<'scope, 'env>, job: Job<'env>, cores: usize) -> Self {
+        Dispatch {
+            sc,
+            job,
+            cores,
+            here: None,
+            first: None,
+            work: None,
+            done: None,
+            sent: 0,
+            pending: BTreeMap::new(),
+            want: 0,
+        }
+    }
+
+    /// Takes the next batch in path order.
+    fn push(&mut self, batch: Batch<'f>, take: &mut Take<'_>) {
+        if batch.is_empty() {
+            return;
+        }
+        if self.cores <= 1 {
+            self.search_here(&batch, take);
+            return;
+        }
+        if self.work.is_none() {
+            match self.first.take() {
+                None => {
+                    self.first = Some(batch);
+                    return;
+                }
+                Some(first) => {
+                    self.start();
+                    self.send(first);
+                }
+            }
+        }
+        self.send(batch);
+        self.pass_on(false, take);
+    }
+
+    /// Waits for every batch and passes on the rest of the results.
+    fn finish(mut self, take: &mut Take<'_>) {
+        if let Some(first) = self.first.take() {
+            self.search_here(&first, take);
+        }
+        self.work = None;
+        self.pass_on(true, take);
+    }
+
+    fn search_here(&mut self, batch: &[FileRef], take: &mut Take<'_>) {
+        let s = self.here.get_or_insert_with(|| searchers(self.job.context));
+        for f in batch {
+            take(f, self.job.search(s, f));
+        }
+    }
+
+    fn start(&mut self) {
+        let (work_tx, work_rx) = mpsc::channel::<(usize, Batch<'f>)>();
+        let (done_tx, done_rx) = mpsc::channel::<Done<'f>>();
+        let work_rx = Arc::new(Mutex::new(work_rx));
+        for _ in 0..self.cores {
+            let (work_rx, done_tx, job) = (Arc::clone(&work_rx), done_tx.clone(), self.job);
+            self.sc.spawn(move || {
+                let mut s = searchers(job.context);
                 loop {
-                    let start = next.fetch_add(run, Ordering::Relaxed);
-                    let Some(batch) = files.get(start..files.len().min(start + run)) else {
-                        break;
-                    };
-                    if batch.is_empty() {
-                        break;
-                    }
-                    let results = batch
-                        .iter()
-                        .map(|f| search_file(m, lit, &mut s, f, !spent.load(Ordering::Relaxed)))
-                        .collect();
-                    if tx.send((start, results)).is_err() {
+                    let next = work_rx
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .recv();
+                    let Ok((start, batch)) = next else { break };
+                    let results = batch.iter().map(|f| job.search(&mut s, f)).collect();
+                    if done_tx.send((start, batch, results)).is_err() {
                         break;
                     }
                 }
             });
         }
-        drop(tx);
-        // Runs arrive in any order; hand them to the budget in path order.
-        let mut pending = BTreeMap::new();
-        let mut want = 0;
-        for (start, results) in rx {
-            pending.insert(start, results);
-            while let Some(results) = pending.remove(&want) {
-                for r in results {
-                    take(&files[want], r);
-                    want += 1;
+        self.work = Some(work_tx);
+        self.done = Some(done_rx);
+    }
+
+    fn send(&mut self, batch: Batch<'f>) {
+        let len = batch.len();
+        if let Some(work) = &self.work
+            && work.send((self.sent, batch)).is_ok()
+        {
+            self.sent += len;
+        }
+    }
+
+    /// Passes on results in path order: those that are in (`wait` false) or all of them, once
+    /// no more batches will come (`wait` true).
+    fn pass_on(&mut self, wait: bool, take: &mut Take<'_>) {
+        let Some(done) = &self.done else { return };
+        loop {
+            let next = if wait {
+                done.recv().ok()
+            } else {
+                done.try_recv().ok()
+            };
+            let Some((start, batch, results)) = next else {
+                break;
+            };
+            self.pending.insert(start, (batch, results));
+            while let Some((batch, results)) = self.pending.remove(&self.want) {
+                self.want += batch.len();
+                for (f, r) in batch.iter().zip(results) {
+                    take(f, r);
                 }
             }
         }
-    });
+    }
 }

@@ -321,7 +321,15 @@ impl Memory {
         }
         let scope = walk::Scope::new(req)?;
         let found = match req.mode {
-            Mode::Grep => return grep::search(&self.files_in(root, &scope)?.0, req, each),
+            Mode::Grep => {
+                // A warm copy's list, or a walk searched as it goes.
+                if let Some(w) = &self.warm
+                    && let Some((files, _)) = w.files(root, &scope)
+                {
+                    return grep::search(grep::Files::Listed(&files), req, each);
+                }
+                return grep::search(grep::Files::Walk(root, &scope), req, each);
+            }
             Mode::Ranked => ranked::search(self, root, &scope, req),
             Mode::Semantic => vector::search(self, root, &scope, req),
             Mode::Hybrid => hybrid::search(self, root, &scope, req, Fusion::Weighted),
@@ -371,6 +379,6 @@ impl Memory {
         {
             return Ok((files, Some(generation)));
         }
-        Ok((std::sync::Arc::new(walk::files(root, scope)?), None))
+        Ok((std::sync::Arc::new(walk::files(root, scope)), None))
     }
 }

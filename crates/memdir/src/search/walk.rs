@@ -179,9 +179,9 @@ pub(crate) fn open_file(abs: &Path) -> std::io::Result<std::fs::File> {
         .open(abs)
 }
 
-/// Every regular file in scope, sorted by path. Symlinks are not followed, so nothing outside
+/// Every regular file in scope, in path order. Symlinks are not followed, so nothing outside
 /// the root is ever read.
-pub(crate) fn files(root: &Path, scope: &Scope) -> Result<Vec<FileRef>, Error> {
+pub(crate) fn files(root: &Path, scope: &Scope) -> Vec<FileRef> {
     let mut out = Vec::new();
     visit::<std::convert::Infallible>(root, "", &mut |_| Ok(true), &mut |rel| {
         let f = FileRef::new(root, rel);
@@ -190,15 +190,16 @@ pub(crate) fn files(root: &Path, scope: &Scope) -> Result<Vec<FileRef>, Error> {
         }
     })
     .unwrap_or_else(|never| match never {});
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(out)
+    out
 }
 
 /// Lists the folder `rel` under `root` (`""` is the root) and everything below it: `enter` is
 /// called with each folder before it is listed and may skip it (`Ok(false)`) or stop the walk;
-/// `file` gets the path of each regular file. Never enters memdir's or git's folders, leaves
-/// out in-flight temp files, symlinks, other special files and names that are not UTF-8, and
-/// skips what vanishes or cannot be read mid-walk, like `grep -s`. No order is promised.
+/// `file` gets the path of each regular file, in path order (byte order of the whole path from
+/// the root, so a caller can search files while the walk goes on and still report in order).
+/// Never enters memdir's or git's folders, leaves out in-flight temp files, symlinks, other
+/// special files and names that are not UTF-8, and skips what vanishes or cannot be read
+/// mid-walk, like `grep -s`.
 pub(crate) fn visit<E>(
     root: &Path,
     rel: &str,
@@ -216,6 +217,9 @@ pub(crate) fn visit<E>(
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
+    // A folder sorts as its name with a `/` after it: every path under `a` starts `a/`, so
+    // sorting siblings this way and going depth-first yields whole paths in byte order.
+    let mut names: Vec<(String, bool)> = Vec::new();
     for entry in entries.flatten() {
         let Ok(name) = entry.file_name().into_string() else {
             continue;
@@ -223,17 +227,66 @@ pub(crate) fn visit<E>(
         if is_internal(&name) {
             continue;
         }
+        // The entry's own type (from the directory listing): a symlink is neither.
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => names.push((name + "/", true)),
+            Ok(t) if t.is_file() => names.push((name, false)),
+            _ => {}
+        }
+    }
+    names.sort_unstable();
+    for (mut name, is_dir) in names {
+        if is_dir {
+            name.pop();
+        }
         let child = if rel.is_empty() {
             name
         } else {
             format!("{rel}/{name}")
         };
-        // The entry's own type (from the directory listing): a symlink is neither.
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => visit(root, &child, enter, file)?,
-            Ok(t) if t.is_file() => file(child),
-            _ => {}
+        if is_dir {
+            visit(root, &child, enter, file)?;
+        } else {
+            file(child);
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_yields_whole_paths_in_byte_order() {
+        let dir = tempfile::tempdir().unwrap();
+        // Sorting each folder by its plain names would put `a/b/c.md` before `a.md` and `b/x`
+        // before `b-c/x`; in byte order `-` < `.` < `/` < `0`.
+        for rel in [
+            "a.md",
+            "a/z.md",
+            "a/b/c.md",
+            "a0",
+            "b-c/x",
+            "b/x",
+            "b.md",
+            "B",
+            "é",
+            "log/2026-01-02.md",
+            "log/2026-01-01.md",
+            "a/b.md",
+        ] {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        let got: Vec<String> = files(dir.path(), &Scope::everything())
+            .into_iter()
+            .map(|f| f.rel)
+            .collect();
+        let mut want = got.clone();
+        want.sort();
+        assert_eq!(got, want);
+        assert_eq!(got.len(), 12);
+    }
 }
