@@ -9,7 +9,8 @@
 //!   [`OVERLAP_LINES`] line, and every window is embedded with its heading trail (`# Flat >
 //!   ## Rent`) in front, so a window deep in a section still knows what it is about.
 //!
-//! A hit on a chunk points at its first line, so the agent can open the file there.
+//! A hit on a chunk points at its first line with words on it (not a frontmatter fence), so the
+//! agent can open the file there.
 
 use memdir_core::tokenize::split_line;
 
@@ -25,9 +26,10 @@ pub(crate) const CHUNKING: &str = "v1;log=line;other=heading;max=1000;overlap=1"
 /// One piece of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Chunk {
-    /// The first line, from 1.
+    /// The line a hit points at, from 1: the chunk's first line that is neither blank nor a
+    /// `---` fence (unless it has no other).
     pub line: u64,
-    /// The text shown for a hit: the first line of the chunk.
+    /// The text shown for a hit: that line.
     pub shown: String,
     /// The text given to the embedder.
     pub embed: String,
@@ -119,9 +121,13 @@ fn section_chunks(text: &str) -> Vec<Chunk> {
             // A heading whose section goes on in the next window is not a chunk on its own.
             let heading_then_more = is_only_heading && end < to;
             if !body.is_empty() && !heading_then_more {
-                let first = lines[i..end]
+                // The line a hit points at: the first with words on it, so a hit on a note's
+                // frontmatter shows `description: ...`, not its opening `---`.
+                let window = &lines[i..end];
+                let first = window
                     .iter()
-                    .position(|l| !l.trim().is_empty())
+                    .position(|l| !l.trim().is_empty() && l.trim() != "---")
+                    .or_else(|| window.iter().position(|l| !l.trim().is_empty()))
                     .unwrap_or(0)
                     + i;
                 let text = body.join("\n");
@@ -173,12 +179,23 @@ mod tests {
             "---\nname: home\n---\n# Home\nintro\n## Flat\nrent is 900\n\n## Car\nblue\n",
             false,
             &[
-                (1, "---\nname: home\n---"),
+                (2, "---\nname: home\n---"),
                 (4, "# Home\nintro"),
                 (6, "## Flat\nrent is 900"),
                 (9, "## Car\nblue"),
             ],
         );
+    }
+
+    #[test]
+    fn a_hit_on_frontmatter_points_at_its_first_field() {
+        let got = chunks("---\ndescription: rent and car\n---\n# Home\n", false);
+        assert_eq!(
+            (got[0].line, got[0].shown.as_str()),
+            (2, "description: rent and car")
+        );
+        let got = chunks("---\n---\n", false);
+        assert_eq!((got[0].line, got[0].shown.as_str()), (1, "---"));
     }
 
     #[test]
