@@ -146,20 +146,48 @@ fn warm_and_cold_searches_agree_and_ranked_follows_changes() {
         "notes/db.md",
         "# Database\n\nWe moved the cache to redis.\n",
     );
+    // Enough files in nested folders for both searches to use their threads and several
+    // batches (a warm list and a cold walk are cut into batches differently).
+    for i in 0..150 {
+        let rel = match i % 3 {
+            0 => format!("notes/t{:02}.md", i / 3),
+            1 => format!("notes/t{:02}/a.md", i / 3),
+            _ => format!("notes/t{:02}-b/a.md", i / 3),
+        };
+        put(
+            root,
+            &rel,
+            &format!("line one\nthe cache of {i}\nno\ncache again\n"),
+        );
+    }
     let mem = warm(root);
     let cold = Memory::open(root, clock()).unwrap();
-    for (pattern, mode) in [
-        ("cache", Mode::Grep),
-        ("build 4", Mode::Grep),
-        ("why did the cache migration stall", Mode::Ranked),
+    for (pattern, mode, max_bytes) in [
+        ("cache", Mode::Grep, None),
+        ("cache", Mode::Grep, Some(2000)),
+        ("build 4", Mode::Grep, None),
+        ("why did the cache migration stall", Mode::Ranked, None),
     ] {
         let mut req = SearchRequest::new(pattern);
         req.mode = mode;
+        req.max_bytes = max_bytes;
         req.since = Some("2026-11-03".parse().unwrap());
         for _ in 0..2 {
             assert_eq!(mem.search(&req).unwrap(), cold.search(&req).unwrap());
         }
     }
+    // Warm or cold, a grep's lines come in path order, each once.
+    let found = mem.search(&SearchRequest::new("cache")).unwrap();
+    let keys: Vec<(&str, u64)> = found
+        .hits
+        .iter()
+        .map(|h| (h.path.as_str(), h.line))
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(keys, sorted);
+    assert_eq!(found.hits.len(), 9 + 1 + 300);
     // Ranked mode's index follows a hand edit seen by the warm copy.
     let mut req = SearchRequest::new("postgres");
     req.mode = Mode::Ranked;
