@@ -437,17 +437,13 @@ pub(crate) fn search(
             }
             Files::Walk(root, scope) => {
                 let mut batch = Vec::with_capacity(WALK_RUN);
-                walk::visit::<std::convert::Infallible>(root, "", &mut |_| Ok(true), &mut |rel| {
-                    let f = FileRef::new(root, rel);
-                    if scope.keeps(&f.rel, f.date) {
-                        batch.push(f);
-                        if batch.len() == WALK_RUN {
-                            let full = std::mem::replace(&mut batch, Vec::with_capacity(WALK_RUN));
-                            d.push(Cow::Owned(full), &mut take);
-                        }
+                walk::each_file(root, scope, &mut |f| {
+                    batch.push(f);
+                    if batch.len() == WALK_RUN {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(WALK_RUN));
+                        d.push(Cow::Owned(full), &mut take);
                     }
-                })
-                .unwrap_or_else(|never| match never {});
+                });
                 d.push(Cow::Owned(batch), &mut take);
             }
         }

@@ -63,7 +63,7 @@ pub(crate) fn search(
     req: &SearchRequest,
     fusion: Fusion,
 ) -> Result<SearchOutcome, Error> {
-    let (all, generation) = mem.files_in(root, &Scope::everything())?;
+    let (all, generation) = mem.files_in(root, &Scope::everything());
     let by_path: HashMap<&str, &FileRef> = all.iter().map(|f| (f.rel.as_str(), f)).collect();
     let mut kw_req = req.clone();
     kw_req.limit = Some(KEYWORD_CANDIDATES);

@@ -323,12 +323,10 @@ impl Memory {
         let found = match req.mode {
             Mode::Grep => {
                 // A warm copy's list, or a walk searched as it goes.
-                if let Some(w) = &self.warm
-                    && let Some((files, _)) = w.files(root, &scope)
-                {
-                    return grep::search(grep::Files::Listed(&files), req, each);
-                }
-                return grep::search(grep::Files::Walk(root, &scope), req, each);
+                return match self.warm_files(root, &scope) {
+                    Some((files, _)) => grep::search(grep::Files::Listed(&files), req, each),
+                    None => grep::search(grep::Files::Walk(root, &scope), req, each),
+                };
             }
             Mode::Ranked => ranked::search(self, root, &scope, req),
             Mode::Semantic => vector::search(self, root, &scope, req),
@@ -373,12 +371,19 @@ impl Memory {
         &self,
         root: &std::path::Path,
         scope: &walk::Scope,
-    ) -> Result<(std::sync::Arc<Vec<walk::FileRef>>, Option<u64>), Error> {
-        if let Some(w) = &self.warm
-            && let Some((files, generation)) = w.files(root, scope)
-        {
-            return Ok((files, Some(generation)));
+    ) -> (std::sync::Arc<Vec<walk::FileRef>>, Option<u64>) {
+        match self.warm_files(root, scope) {
+            Some((files, generation)) => (files, Some(generation)),
+            None => (std::sync::Arc::new(walk::files(root, scope)), None),
         }
-        Ok((std::sync::Arc::new(walk::files(root, scope)), None))
+    }
+
+    /// The files in scope from the warm copy, with its generation, if this memory has a usable one.
+    fn warm_files(
+        &self,
+        root: &std::path::Path,
+        scope: &walk::Scope,
+    ) -> Option<(std::sync::Arc<Vec<walk::FileRef>>, u64)> {
+        self.warm.as_ref()?.files(root, scope)
     }
 }

@@ -39,7 +39,7 @@ pub(crate) fn fresh_index(
     tok: &Tokenizer,
     rebuild: bool,
 ) -> Result<(Index, std::sync::Arc<Vec<FileRef>>), Error> {
-    let (all, generation) = mem.files_in(root, &Scope::everything())?;
+    let (all, generation) = mem.files_in(root, &Scope::everything());
     let mut index = Index::open(root)?;
     if rebuild {
         index.clear()?;

@@ -184,7 +184,7 @@ impl Memory {
         let embedder = self.embedder.get()?;
         let mut index = VectorIndex::open(&index_path(root))?;
         index.check(embedder.as_ref())?;
-        let (all, _) = self.files_in(root, &Scope::everything())?;
+        let (all, _) = self.files_in(root, &Scope::everything());
         index.sync(&all, embedder.as_ref(), progress)
     }
 
@@ -197,9 +197,8 @@ impl Memory {
         let _ = std::fs::remove_file(&tmp);
         let stats = {
             let mut index = VectorIndex::create(&tmp)?;
-            let stats = self
-                .files_in(root, &Scope::everything())
-                .and_then(|(all, _)| index.sync(&all, embedder.as_ref(), progress));
+            let (all, _) = self.files_in(root, &Scope::everything());
+            let stats = index.sync(&all, embedder.as_ref(), progress);
             drop(index);
             stats
         };
@@ -625,7 +624,7 @@ pub(crate) fn search(
     scope: &Scope,
     req: &SearchRequest,
 ) -> Result<SearchOutcome, Error> {
-    let (all, generation) = mem.files_in(root, &Scope::everything())?;
+    let (all, generation) = mem.files_in(root, &Scope::everything());
     let mut scored = dense_scores(mem, root, (&all, generation), scope, &req.pattern)?;
     scored.sort_by(|a, b| {
         b.3.total_cmp(&a.3)

@@ -183,14 +183,19 @@ pub(crate) fn open_file(abs: &Path) -> std::io::Result<std::fs::File> {
 /// the root is ever read.
 pub(crate) fn files(root: &Path, scope: &Scope) -> Vec<FileRef> {
     let mut out = Vec::new();
+    each_file(root, scope, &mut |f| out.push(f));
+    out
+}
+
+/// Hands each regular file in scope to `found` as the walk reaches it, in path order.
+pub(crate) fn each_file(root: &Path, scope: &Scope, found: &mut dyn FnMut(FileRef)) {
     visit::<std::convert::Infallible>(root, "", &mut |_| Ok(true), &mut |rel| {
         let f = FileRef::new(root, rel);
         if scope.keeps(&f.rel, f.date) {
-            out.push(f);
+            found(f);
         }
     })
     .unwrap_or_else(|never| match never {});
-    out
 }
 
 /// Lists the folder `rel` under `root` (`""` is the root) and everything below it: `enter` is
