@@ -401,6 +401,12 @@ fn mv_never_overwrites() {
         .stderr(contains("already exists"));
     assert_eq!(f.get("b.md"), "b");
     f.cmd().args(["mv", "missing.md", "c.md"]).assert().code(1);
+    // A source in a folder that does not exist either: the error names the file asked for.
+    f.cmd()
+        .args(["mv", "notes/draft.md", "notes/final.md"])
+        .assert()
+        .code(1)
+        .stderr("memdir: notes/draft.md does not exist\n");
     f.cmd().args(["mv", "log", "log/inner"]).assert().code(2);
 }
 

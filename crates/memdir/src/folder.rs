@@ -70,7 +70,14 @@ impl FolderStore {
             )
         })?;
         let parent = path.parent().unwrap_or_default();
-        Ok((self.open_dir(&parent, create)?, name))
+        match self.open_dir(&parent, create) {
+            Ok(dir) => Ok((dir, name)),
+            // A missing folder means the file the caller named is missing: say which.
+            Err(StoreError::NotFound(_)) => {
+                Err(StoreError::NotFound(format!("{path} does not exist")))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn open_dir(&self, dir: &MemPath, create: bool) -> Result<Dir, StoreError> {
