@@ -3,7 +3,7 @@
 //! summarised away: the file holds the output byte for byte, so the compression can be undone by
 //! reading it back.
 
-use memdir::{Error, Memory};
+use memdir::{Error, LockName, Memory};
 use memdir_core::path::MemPath;
 
 /// The folder offloaded outputs live in.
@@ -84,7 +84,8 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
     let now = mem.clock().now();
     let dir = format!("{OFFLOAD_DIR}/{}", now.strftime("%Y-%m-%d"));
     let stem = format!("{}-{}", now.strftime("%H%M%S"), slug(label.unwrap_or("")));
-    let _lock = mem.store().lock("offload")?;
+    // Picking a free name in the day's folder is serialized by that folder's lock.
+    let _lock = mem.store().lock(LockName::File(&MemPath::parse(&dir)?))?;
     let mut n = 1;
     let path = loop {
         let name = if n == 1 {

@@ -10,6 +10,7 @@
 use crate::error::Error;
 use crate::memory::{Memory, SweepReport};
 use crate::notes::{note_paths, read_text};
+use crate::store::LockName;
 use jiff::civil::Date;
 use memdir_core::note::Note;
 use memdir_core::path::MemPath;
@@ -54,7 +55,7 @@ fn sweep_state(
         .checked_sub(jiff::Span::new().days(days))
         .unwrap_or(today);
     let path = MemPath::parse(STATE_FILE)?;
-    let _lock = mem.store().lock(STATE_FILE)?;
+    let _lock = mem.store().lock(LockName::File(&path))?;
     let Some(text) = read_text(mem.store().as_ref(), &path)? else {
         return Ok(());
     };

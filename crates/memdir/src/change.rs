@@ -4,7 +4,7 @@
 use crate::error::Error;
 use crate::memory::Memory;
 use crate::provenance::{BlameLine, Git, HAND_EDIT, HistoryEntry, apply, message};
-use crate::store::LockGuard;
+use crate::store::{LockGuard, LockName};
 use memdir_core::path::MemPath;
 
 /// An open change; call [`Tx::commit`] once the files are written.
@@ -22,7 +22,7 @@ impl Memory {
         let git = self.git_root().and_then(Git::open);
         let lock = match &git {
             Some(g) => {
-                let lock = self.store().lock("git")?;
+                let lock = self.store().lock(LockName::Git)?;
                 g.commit_hand_edits(self.clock().now().timestamp())?;
                 Some(lock)
             }

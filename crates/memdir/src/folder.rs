@@ -9,13 +9,15 @@
 //! Writes: a whole-file write goes to a hidden temp file in the same folder, is fsynced, renamed
 //! over the target, and the folder is fsynced. Appends take an exclusive `flock` on the file.
 
-use crate::store::{Entry, EntryKind, LockGuard, Store, StoreError};
+use crate::store::{Entry, EntryKind, LockGuard, LockName, Store, StoreError};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 use memdir_core::path::{MemPath, RESERVED};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::{self, ThreadId};
 
 /// memdir's own folder inside the root.
 pub const META_DIR: &str = ".memdir";
@@ -125,6 +127,18 @@ fn atomic_write(dir: &Dir, name: &str, data: &[u8], shown: &str) -> Result<(), S
     Ok(())
 }
 
+/// A stable name for a path (FNV-1a, the same in every build and process), for files under
+/// `.memdir/` that stand for it.
+fn path_hash(path: &MemPath) -> String {
+    let hash = path
+        .as_str()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    format!("{hash:016x}")
+}
+
 /// Makes a folder's entries (a rename, a new or removed name) durable.
 fn sync_dir(dir: &Dir) -> io::Result<()> {
     use rustix::fs::{Mode, OFlags};
@@ -189,8 +203,40 @@ fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
 }
 
-struct FileLock(#[allow(dead_code)] std::fs::File);
+/// Locks held in this process, by lock file and thread. `flock` on a second descriptor waits
+/// for the first one forever, so a thread taking a lock it holds would hang every writer.
+static HELD: Mutex<Vec<(PathBuf, ThreadId)>> = Mutex::new(Vec::new());
+
+fn release(held: &(PathBuf, ThreadId)) {
+    let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = all.iter().position(|h| h == held) {
+        all.swap_remove(i);
+    }
+}
+
+/// The file under `.memdir/locks/` that stands for a lock. File locks are named by a hash of
+/// the path (`file-<hex>.lock`), so they never meet `git.lock` or `index.lock` and a long path
+/// still fits in a file name.
+fn lock_file_name(name: LockName<'_>) -> String {
+    match name {
+        LockName::Git => "git.lock".into(),
+        LockName::Index => "index.lock".into(),
+        LockName::File(p) => format!("file-{}.lock", path_hash(p)),
+    }
+}
+
+struct FileLock {
+    _file: std::fs::File,
+    held: (PathBuf, ThreadId),
+}
+
 impl LockGuard for FileLock {}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        release(&self.held);
+    }
+}
 
 impl Store for FolderStore {
     fn local_root(&self) -> Option<&Path> {
@@ -343,30 +389,43 @@ impl Store for FolderStore {
             .map_err(|e| io_err(e, path))
     }
 
-    fn lock(&self, key: &str) -> Result<Box<dyn LockGuard>, StoreError> {
-        let safe: String = key
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let meta = self.meta_dir()?;
-        meta.create_dir_all("locks")
-            .map_err(|e| StoreError::Backend(format!("cannot create lock folder: {e}")))?;
-        let f = meta
-            .open_with(
-                format!("locks/{safe}.lock"),
-                OpenOptions::new().write(true).create(true).truncate(false),
-            )
-            .map_err(|e| StoreError::Backend(format!("cannot open lock {key}: {e}")))?
-            .into_std();
-        f.lock()
-            .map_err(|e| StoreError::Backend(format!("cannot take lock {key}: {e}")))?;
-        Ok(Box::new(FileLock(f)))
+    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
+        let file = lock_file_name(name);
+        let held = (
+            self.root_path.join(META_DIR).join(&file),
+            thread::current().id(),
+        );
+        {
+            let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            if all.contains(&held) {
+                return Err(StoreError::Backend(format!(
+                    "lock {name} is already held by this thread: this is a bug in memdir, please report it"
+                )));
+            }
+            all.push(held.clone());
+        }
+        let taken = (|| {
+            let meta = self.meta_dir()?;
+            meta.create_dir_all("locks")
+                .map_err(|e| StoreError::Backend(format!("cannot create lock folder: {e}")))?;
+            let f = meta
+                .open_with(
+                    format!("locks/{file}"),
+                    OpenOptions::new().write(true).create(true).truncate(false),
+                )
+                .map_err(|e| StoreError::Backend(format!("cannot open lock {name}: {e}")))?
+                .into_std();
+            f.lock()
+                .map_err(|e| StoreError::Backend(format!("cannot take lock {name}: {e}")))?;
+            Ok(f)
+        })();
+        match taken {
+            Ok(f) => Ok(Box::new(FileLock { _file: f, held })),
+            Err(e) => {
+                release(&held);
+                Err(e)
+            }
+        }
     }
 
     fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {

@@ -4,15 +4,13 @@
 use crate::error::Error;
 use crate::memory::{CORE_FILE, Memory};
 use crate::notes::{NoteFile, read_text, scan};
+use crate::store::LockName;
 use memdir_core::caps::{Cap, CapExceeded, Size};
 use memdir_core::context::Section;
 use memdir_core::note::{INDEX_FILE, IndexEntry, Note, parse_index, render_index};
 use memdir_core::path::MemPath;
 use memdir_core::state::STATE_FILE;
 use serde::Serialize;
-
-/// The lock every index update takes.
-const INDEX_LOCK: &str = "index";
 
 /// At or above this share of a cap, the context warns.
 pub const GROWTH_WARNING: f64 = 0.9;
@@ -55,7 +53,7 @@ pub fn entries(files: &[NoteFile]) -> Vec<IndexEntry> {
 
 /// Regenerates `MEMORY.md` from the notes. No index is created while no note can be listed.
 pub(crate) fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
-    let _lock = mem.store().lock(INDEX_LOCK)?;
+    let _lock = mem.store().lock(LockName::Index)?;
     let files = scan(mem.store().as_ref())?;
     write_index(mem, &files)
 }
@@ -91,7 +89,7 @@ fn write_index(mem: &Memory, files: &[NoteFile]) -> Result<IndexReport, Error> {
 /// When `MEMORY.md` is exactly what memdir last generated, only this note's line changes and no
 /// other note is read; otherwise the index is rebuilt from every note.
 pub(crate) fn write_note(mem: &Memory, path: &MemPath, content: &str) -> Result<(), Error> {
-    let _lock = mem.store().lock(INDEX_LOCK)?;
+    let _lock = mem.store().lock(LockName::Index)?;
     let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
     let before = match current.as_deref().and_then(parse_index) {
         Some(listed) => listed,
@@ -120,7 +118,7 @@ pub(crate) fn write_note(mem: &Memory, path: &MemPath, content: &str) -> Result<
 /// Updates the index after files were deleted or moved: each path with its new text (`None` when
 /// it is gone). Falls back to a full rebuild when the index is not memdir's own output.
 pub(crate) fn update(mem: &Memory, changes: &[(MemPath, Option<String>)]) -> Result<(), Error> {
-    let _lock = mem.store().lock(INDEX_LOCK)?;
+    let _lock = mem.store().lock(LockName::Index)?;
     let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
     let Some(mut listed) = current.as_deref().and_then(parse_index) else {
         let files = scan(mem.store().as_ref())?;

@@ -35,4 +35,4 @@ pub use folder::FolderStore;
 pub use memdir_embed as embed;
 pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport, content_version};
 pub use provenance::{Actor, Source};
-pub use store::{Entry, EntryKind, Store, StoreError};
+pub use store::{Entry, EntryKind, LockName, Store, StoreError};

@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::folder::FolderStore;
 use crate::proposals::proposed;
 use crate::provenance::{Actor, Source};
-use crate::store::{Entry, EntryKind, Store, StoreError};
+use crate::store::{Entry, EntryKind, LockName, Store, StoreError};
 use jiff::ToSpan;
 use memdir_core::config::Config;
 use memdir_core::context::fence_untrusted;
@@ -127,7 +127,7 @@ impl Memory {
         }
         let mem = Memory::from_store(store, clock)?;
         if git && mem.config.git.enabled {
-            let _lock = mem.store.lock("git")?;
+            let _lock = mem.store.lock(LockName::Git)?;
             crate::provenance::Git::init(root, mem.clock.now().timestamp())?;
         }
         Ok(mem)
@@ -467,7 +467,7 @@ impl Memory {
         let p = MemPath::parse_file(path)?;
         let tx = self.begin("write", p.as_str())?;
         if p.as_str() == CORE_FILE {
-            let _lock = self.store.lock("core")?;
+            let _lock = self.store.lock(LockName::File(&p))?;
             let current = self.read_opt(&p)?;
             self.check_base(&p, current.as_deref().map(str::as_bytes))?;
             let current = current.unwrap_or_default();
@@ -500,11 +500,7 @@ impl Memory {
             ));
         }
         let tx = self.begin("edit", p.as_str())?;
-        let _lock = self.store.lock(if p.as_str() == CORE_FILE {
-            "core"
-        } else {
-            p.as_str()
-        })?;
+        let _lock = self.store.lock(LockName::File(&p))?;
         let bytes = self.store.read(&p)?;
         self.check_base(&p, Some(&bytes))?;
         let text = String::from_utf8(bytes).map_err(|_| {
@@ -575,7 +571,7 @@ impl Memory {
         }
         let tx = self.begin("mv", &format!("{f} -> {t}"))?;
         if t.as_str() == CORE_FILE {
-            let _lock = self.store.lock("core")?;
+            let _lock = self.store.lock(LockName::File(&t))?;
             self.refuse_core_move_unless_user()?;
             let incoming = self.read_opt(&f)?.unwrap_or_default();
             self.config.core.cap().check(CORE_FILE, "", &incoming)?;

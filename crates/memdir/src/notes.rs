@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::memory::{CORE_FILE, Memory};
-use crate::store::{EntryKind, Store, StoreError};
+use crate::store::{EntryKind, LockName, Store, StoreError};
 use memdir_core::links::{self, Link, Resolver};
 use memdir_core::note::{INDEX_FILE, NOT_NOTE_DIRS, NewNote, Note, is_note_path, note_path};
 use memdir_core::path::MemPath;
@@ -164,7 +164,7 @@ impl Memory {
         .map_err(Error::Invalid)?;
         let path = MemPath::parse_file(&note_path(req.name))?;
         let tx = self.begin("note new", path.as_str())?;
-        let lock = self.store().lock(path.as_str())?;
+        let lock = self.store().lock(LockName::File(&path))?;
         if !req.force && self.store().stat(&path)?.is_some() {
             return Err(Error::Store(StoreError::Conflict(format!(
                 "{path} already exists: edit it, pick another name, or pass --force to replace it"
@@ -245,7 +245,7 @@ pub(crate) fn write_hook(
             let _lock = if locked {
                 None
             } else {
-                Some(mem.store().lock(STATE_FILE)?)
+                Some(mem.store().lock(LockName::File(path))?)
             };
             let current = read_text(mem.store().as_ref(), path)?.unwrap_or_default();
             mem.config()

@@ -47,6 +47,28 @@ pub struct Entry {
 /// Held while a named lock is taken; dropping it releases the lock.
 pub trait LockGuard: Send {}
 
+/// What a lock guards. Memdir's own locks and per-file locks are separate namespaces, so a file
+/// named `git` or `index` never shares the lock of the history or of `MEMORY.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockName<'a> {
+    /// The history: held by a change from its start to its commit.
+    Git,
+    /// `MEMORY.md`: held while a note's line in it is updated.
+    Index,
+    /// One file's read-modify-write (an edit, a new note, `core.md`'s and `state.md`'s caps).
+    File(&'a MemPath),
+}
+
+impl std::fmt::Display for LockName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockName::Git => f.write_str("git"),
+            LockName::Index => f.write_str("index"),
+            LockName::File(p) => write!(f, "file:{p}"),
+        }
+    }
+}
+
 /// A memory folder's storage. Every read, write, list, rename and delete goes through here.
 pub trait Store: Send + Sync {
     /// Reads a whole file.
@@ -74,8 +96,9 @@ pub trait Store: Send + Sync {
     /// Creates a folder and its parents; no error if it exists.
     fn create_dir(&self, path: &MemPath) -> Result<(), StoreError>;
 
-    /// Takes an exclusive, cross-process lock named `key` (e.g. `core`), waiting for it.
-    fn lock(&self, key: &str) -> Result<Box<dyn LockGuard>, StoreError>;
+    /// Takes an exclusive, cross-process lock, waiting for it. Taking a lock that the same
+    /// thread already holds is an error, never a wait on itself.
+    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError>;
 
     /// Reads one of memdir's own files (`.memdir/<name>`), or `None` if absent.
     fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
