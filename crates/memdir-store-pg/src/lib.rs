@@ -1,0 +1,904 @@
+//! memdir's PostgreSQL store: a memory is a tenant, its files are rows.
+//!
+//! A store is opened from a URL such as `postgres://127.0.0.1/memdir?tenant=alice`: the
+//! connection string PostgreSQL's own clients take, plus the `tenant` that names the memory. The
+//! crate owns its schema (`memdir.*`, see `schema.rs`) and brings it up to date on connect.
+//!
+//! Files and folders are rows of `memdir.files` keyed by (tenant, path); a folder has a row of
+//! its own, so empty folders exist as they do on disk, and writing `a/b/c.md` creates `a` and
+//! `a/b` as the folder store does. Whole-file writes and appends to a file that exists are one
+//! `UPDATE` (an append is `content = content || $new`, so concurrent appends never lose or
+//! interleave a line); anything that changes the tree (a new file, a remove, a rename, a new
+//! folder) runs in a transaction holding the tenant's transaction-scoped advisory lock, so its
+//! checks ("is a parent a file?", "does the target exist?") cannot race another change.
+//! [`Store::lock`] is a session advisory lock, released when the guard drops or the session dies.
+//!
+//! ```no_run
+//! use memdir::Store;
+//! use memdir_core::path::MemPath;
+//! let store = memdir_store_pg::PgStore::create("postgres://127.0.0.1/memdir?tenant=alice")?;
+//! store.append(&MemPath::parse("log/2026-12-01.md")?, b"- 09:15 decided\n")?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod bridge;
+mod schema;
+
+use bridge::Bridge;
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use memdir::store::LockGuard;
+use memdir::{Entry, EntryKind, Store, StoreError};
+use memdir_core::path::MemPath;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_postgres::NoTls;
+
+/// The URL query parameter that names the memory.
+pub const TENANT_PARAM: &str = "tenant";
+
+/// Connections one store keeps at most: each held lock pins one, and a change holds a few.
+const POOL_SIZE: usize = 16;
+
+/// A memory stored in PostgreSQL.
+pub struct PgStore {
+    db: Arc<Db>,
+    bridge: Arc<Bridge>,
+}
+
+/// What every query needs: the pool and the tenant.
+struct Db {
+    pool: Pool,
+    tenant: String,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("tenant", &self.db.tenant)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A store URL split into the connection settings and the tenant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgUrl {
+    /// The URL without the `tenant` parameter, as PostgreSQL's clients take it.
+    pub connect: String,
+    /// The memory's name.
+    pub tenant: String,
+}
+
+impl PgUrl {
+    /// Splits `postgres://...?tenant=NAME` (or `postgresql://`).
+    pub fn parse(url: &str) -> Result<PgUrl, StoreError> {
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(StoreError::InvalidPath(
+                "a postgresql store URL starts with postgres:// (e.g. postgres://127.0.0.1/memdir?tenant=alice)".into(),
+            ));
+        }
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        let mut tenant = None;
+        let mut rest = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some((TENANT_PARAM, v)) => tenant = Some(v.to_string()),
+                _ => rest.push(pair),
+            }
+        }
+        let tenant = tenant.ok_or_else(|| {
+            StoreError::InvalidPath(format!(
+                "the store URL names no memory: add ?{TENANT_PARAM}=NAME (e.g. {base}?{TENANT_PARAM}=alice)"
+            ))
+        })?;
+        check_tenant(&tenant)?;
+        let connect = if rest.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", rest.join("&"))
+        };
+        Ok(PgUrl { connect, tenant })
+    }
+}
+
+/// Tenant names: 1 to 128 letters, digits, `-`, `_`, `.` or `@`, so they are safe in any URL,
+/// log line or lock key.
+fn check_tenant(t: &str) -> Result<(), StoreError> {
+    let ok = !t.is_empty()
+        && t.len() <= 128
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidPath(format!(
+            "bad tenant {t:?}: use 1 to 128 letters, digits, '-', '_', '.' or '@'"
+        )))
+    }
+}
+
+/// A database error in the store's neutral words, with PostgreSQL's own message when it has one.
+pub(crate) fn db_err(e: tokio_postgres::Error) -> StoreError {
+    match e.as_db_error() {
+        Some(d) => StoreError::Backend(format!("postgresql: {}", d.message())),
+        None => StoreError::Backend(format!("postgresql: {e}")),
+    }
+}
+
+fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => db_err(e),
+        e => StoreError::Backend(format!("postgresql: cannot get a connection: {e}")),
+    }
+}
+
+impl PgStore {
+    /// Opens an existing memory; a tenant that was never created is not found.
+    pub fn open(url: &str) -> Result<PgStore, StoreError> {
+        let store = Self::connect(url)?;
+        let db = store.db.clone();
+        let exists = store.bridge.run(async move {
+            let c = db.pool.get().await.map_err(pool_err)?;
+            let row = c
+                .query_opt(
+                    "SELECT 1 FROM memdir.tenants WHERE tenant = $1",
+                    &[&db.tenant],
+                )
+                .await
+                .map_err(db_err)?;
+            Ok(row.is_some())
+        })?;
+        if !exists {
+            return Err(StoreError::NotFound(format!(
+                "memory {:?} does not exist in that database: run `memdir init` first",
+                store.db.tenant
+            )));
+        }
+        Ok(store)
+    }
+
+    /// Creates the memory if needed, then opens it.
+    pub fn create(url: &str) -> Result<PgStore, StoreError> {
+        let store = Self::connect(url)?;
+        let db = store.db.clone();
+        store.bridge.run(async move {
+            let c = db.pool.get().await.map_err(pool_err)?;
+            c.execute(
+                "INSERT INTO memdir.tenants (tenant, created_ms) VALUES ($1, memdir.now_ms())
+                 ON CONFLICT DO NOTHING",
+                &[&db.tenant],
+            )
+            .await
+            .map_err(db_err)?;
+            Ok(())
+        })?;
+        Ok(store)
+    }
+
+    /// Writes a whole file if what is there is what the caller expects (checked atomically
+    /// with the write), and returns the new version.
+    pub fn write_if(&self, path: &MemPath, data: &[u8], pre: Pre) -> Result<String, StoreError> {
+        let (path, data) = (path.clone(), data.to_vec());
+        self.call(|db| async move {
+            let v = version_of(&data);
+            db.put(path, data, Put::Write(pre)).await?;
+            Ok(v)
+        })
+    }
+
+    /// A file's content and version.
+    pub fn read_versioned(&self, path: &MemPath) -> Result<(Vec<u8>, String), StoreError> {
+        if path.is_root() {
+            return Err(StoreError::InvalidPath(
+                "the memory root is a folder, not a file".into(),
+            ));
+        }
+        let path = path.clone();
+        self.call(|db| async move {
+            let c = db.conn().await?;
+            let row = c
+                .query_opt(
+                    "SELECT is_dir, content, version FROM memdir.files
+                     WHERE tenant = $1 AND path = $2",
+                    &[&db.tenant, &path.as_str()],
+                )
+                .await
+                .map_err(db_err)?;
+            match row {
+                Some(r) if r.get::<_, bool>(0) => Err(is_folder(path.as_str())),
+                Some(r) => {
+                    let data: Vec<u8> = r.get(1);
+                    let v: Option<String> = r.get(2);
+                    let v = v.unwrap_or_else(|| version_of(&data));
+                    Ok((data, v))
+                }
+                None => Err(db.missing(&c, &path).await),
+            }
+        })
+    }
+
+    /// The memory's name.
+    pub fn tenant(&self) -> &str {
+        &self.db.tenant
+    }
+
+    /// Connects, and brings the schema up to date.
+    fn connect(url: &str) -> Result<PgStore, StoreError> {
+        let PgUrl { connect, tenant } = PgUrl::parse(url)?;
+        let config: tokio_postgres::Config = connect
+            .parse()
+            .map_err(|e| StoreError::InvalidPath(format!("bad postgresql URL: {e}")))?;
+        let bridge = Arc::new(Bridge::new()?);
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(60)))
+            .create_timeout(Some(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| StoreError::Backend(format!("postgresql: {e}")))?;
+        let db = Arc::new(Db { pool, tenant });
+        let d = db.clone();
+        bridge.run(async move {
+            let mut c = d.pool.get().await.map_err(|e| {
+                StoreError::Backend(format!(
+                    "cannot connect to postgresql: {}: is the server running and the URL right?",
+                    pool_err(e)
+                ))
+            })?;
+            let client: &mut tokio_postgres::Client = &mut c;
+            schema::migrate(client).await
+        })?;
+        Ok(PgStore { db, bridge })
+    }
+
+    /// Runs one call against the database on the store's runtime.
+    fn call<T, F, Fut>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Arc<Db>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        self.bridge.run(f(self.db.clone()))
+    }
+}
+
+/// `a/b/c` → `["a", "a/b"]`: the folders that must exist for `path` to.
+fn ancestors(path: &MemPath) -> Vec<String> {
+    let s = path.as_str();
+    s.match_indices('/')
+        .map(|(i, _)| s[..i].to_string())
+        .collect()
+}
+
+fn parent_str(path: &str) -> &str {
+    path.rsplit_once('/').map(|(p, _)| p).unwrap_or("")
+}
+
+fn shown(path: &str) -> &str {
+    if path.is_empty() { "/" } else { path }
+}
+
+fn not_root(path: &MemPath) -> Result<(), StoreError> {
+    if path.is_root() {
+        return Err(StoreError::InvalidPath(
+            "that operation needs a file or folder, not the memory root".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn part_is_file(path: &str) -> StoreError {
+    StoreError::InvalidPath(format!(
+        "{path}: a part of the path is a file, not a folder"
+    ))
+}
+
+fn is_folder(path: &str) -> StoreError {
+    StoreError::InvalidPath(format!("{path} is a folder, not a file"))
+}
+
+type Conn = deadpool_postgres::Object;
+
+impl Db {
+    async fn conn(&self) -> Result<Conn, StoreError> {
+        self.pool.get().await.map_err(pool_err)
+    }
+
+    /// Why `path` is not there: a file where a folder should be, or simply nothing.
+    async fn missing(&self, c: &impl GenericClient, path: &MemPath) -> StoreError {
+        let parts = ancestors(path);
+        let sql = "SELECT 1 FROM memdir.files WHERE tenant = $1 AND path = ANY($2) AND NOT is_dir";
+        match c.query_opt(sql, &[&self.tenant, &parts]).await {
+            Ok(Some(_)) => part_is_file(path.as_str()),
+            Ok(None) => StoreError::NotFound(format!("{} does not exist", shown(path.as_str()))),
+            Err(e) => db_err(e),
+        }
+    }
+
+    /// Makes every folder in `dirs` exist, refusing when one of them is a file. Runs inside a
+    /// transaction that holds the tenant lock.
+    async fn ensure_dirs(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        dirs: &[String],
+        shown_path: &str,
+    ) -> Result<(), StoreError> {
+        if dirs.is_empty() {
+            return Ok(());
+        }
+        let sql =
+            "SELECT path FROM memdir.files WHERE tenant = $1 AND path = ANY($2) AND NOT is_dir";
+        if let Some(row) = tx
+            .query_opt(sql, &[&self.tenant, &dirs])
+            .await
+            .map_err(db_err)?
+        {
+            let file: String = row.get(0);
+            return Err(if file == shown_path {
+                StoreError::Conflict(format!("{file} already exists"))
+            } else {
+                part_is_file(shown_path)
+            });
+        }
+        let parents: Vec<&str> = dirs.iter().map(|d| parent_str(d)).collect();
+        tx.execute(
+            "INSERT INTO memdir.files (tenant, path, parent, is_dir, content, modified_ms, version)
+             SELECT $1, p, pp, true, '', memdir.now_ms(), NULL
+             FROM unnest($2::text[], $3::text[]) AS t(p, pp)
+             ON CONFLICT DO NOTHING",
+            &[&self.tenant, &dirs, &parents],
+        )
+        .await
+        .map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Starts a transaction that holds the tenant's lock on the tree, so its checks ("is a
+    /// parent a file?", "is the target free?") hold until it commits.
+    async fn tree_tx<'c>(
+        &self,
+        c: &'c mut Conn,
+    ) -> Result<deadpool_postgres::Transaction<'c>, StoreError> {
+        let tx = c.transaction().await.map_err(db_err)?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(memdir.lock_key('tree', $1, ''))",
+            &[&self.tenant],
+        )
+        .await
+        .map_err(db_err)?;
+        Ok(tx)
+    }
+
+    /// Notes the content of `paths` before their first write since the last recorded change
+    /// (for history), inside the write's transaction.
+    async fn touch(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        paths: &[&str],
+    ) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO memdir.pending (tenant, path, existed, content)
+             SELECT $1, t.p, f.path IS NOT NULL, coalesce(f.content, '')
+             FROM unnest($2::text[]) AS t(p)
+             LEFT JOIN memdir.files f ON f.tenant = $1 AND f.path = t.p AND NOT f.is_dir
+             ON CONFLICT DO NOTHING",
+            &[&self.tenant, &paths],
+        )
+        .await
+        .map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Writes a file that may not exist yet: under the tree lock, with its folders made first.
+    async fn put_new(&self, path: &MemPath, data: &[u8], how: &Put) -> Result<(), StoreError> {
+        let sql = match how {
+            Put::Append => {
+                "INSERT INTO memdir.files (tenant, path, parent, is_dir, content, modified_ms, version)
+                 VALUES ($1, $2, $3, false, $4, memdir.now_ms(), $5)
+                 ON CONFLICT (tenant, path) DO UPDATE
+                 SET content = files.content || EXCLUDED.content,
+                     modified_ms = EXCLUDED.modified_ms, version = NULL
+                 WHERE NOT files.is_dir"
+            }
+            Put::Write(Pre::Absent) => {
+                "INSERT INTO memdir.files (tenant, path, parent, is_dir, content, modified_ms, version)
+                 VALUES ($1, $2, $3, false, $4, memdir.now_ms(), $5)
+                 ON CONFLICT (tenant, path) DO NOTHING"
+            }
+            Put::Write(_) => {
+                "INSERT INTO memdir.files (tenant, path, parent, is_dir, content, modified_ms, version)
+                 VALUES ($1, $2, $3, false, $4, memdir.now_ms(), $5)
+                 ON CONFLICT (tenant, path) DO UPDATE
+                 SET content = EXCLUDED.content,
+                     modified_ms = EXCLUDED.modified_ms, version = EXCLUDED.version
+                 WHERE NOT files.is_dir"
+            }
+        };
+        let version = match how {
+            Put::Append => None,
+            Put::Write(_) => Some(version_of(data)),
+        };
+        let mut c = self.conn().await?;
+        let tx = self.tree_tx(&mut c).await?;
+        self.ensure_dirs(&tx, &ancestors(path), path.as_str())
+            .await?;
+        self.touch(&tx, &[path.as_str()]).await?;
+        let parent = parent_str(path.as_str());
+        let n = tx
+            .execute(
+                sql,
+                &[&self.tenant, &path.as_str(), &parent, &data, &version],
+            )
+            .await
+            .map_err(db_err)?;
+        if n == 0 {
+            let is_dir = tx
+                .query_opt(
+                    "SELECT 1 FROM memdir.files WHERE tenant = $1 AND path = $2 AND is_dir",
+                    &[&self.tenant, &path.as_str()],
+                )
+                .await
+                .map_err(db_err)?
+                .is_some();
+            return Err(if is_dir {
+                is_folder(path.as_str())
+            } else {
+                StoreError::Conflict(format!("{path} already exists"))
+            });
+        }
+        tx.commit().await.map_err(db_err)
+    }
+
+    /// Rewrites or appends to a file that exists in one statement, which also notes its old
+    /// content for history; `false` when there is no such file.
+    async fn put_existing(
+        &self,
+        path: &MemPath,
+        data: &[u8],
+        append: bool,
+    ) -> Result<bool, StoreError> {
+        let sql = if append {
+            "WITH old AS (
+                 SELECT content FROM memdir.files
+                 WHERE tenant = $1 AND path = $2 AND NOT is_dir FOR UPDATE),
+             rec AS (
+                 INSERT INTO memdir.pending (tenant, path, existed, content)
+                 SELECT $1, $2, true, content FROM old
+                 ON CONFLICT DO NOTHING)
+             UPDATE memdir.files SET content = content || $3, modified_ms = memdir.now_ms(),
+                 version = NULL
+             WHERE tenant = $1 AND path = $2 AND NOT is_dir"
+        } else {
+            "WITH old AS (
+                 SELECT content FROM memdir.files
+                 WHERE tenant = $1 AND path = $2 AND NOT is_dir FOR UPDATE),
+             rec AS (
+                 INSERT INTO memdir.pending (tenant, path, existed, content)
+                 SELECT $1, $2, true, content FROM old
+                 ON CONFLICT DO NOTHING)
+             UPDATE memdir.files SET content = $3, modified_ms = memdir.now_ms(), version = $4
+             WHERE tenant = $1 AND path = $2 AND NOT is_dir"
+        };
+        let version = (!append).then(|| version_of(data));
+        let c = self.conn().await?;
+        let n = if append {
+            c.execute(sql, &[&self.tenant, &path.as_str(), &data]).await
+        } else {
+            c.execute(sql, &[&self.tenant, &path.as_str(), &data, &version])
+                .await
+        }
+        .map_err(db_err)?;
+        Ok(n == 1)
+    }
+
+    /// Rewrites a file only if its version is `want`, checked under the row's lock.
+    async fn put_matching(
+        &self,
+        path: &MemPath,
+        data: &[u8],
+        want: &str,
+    ) -> Result<(), StoreError> {
+        let mut c = self.conn().await?;
+        let tx = c.transaction().await.map_err(db_err)?;
+        let row = tx
+            .query_opt(
+                "SELECT version, CASE WHEN version IS NULL THEN content END FROM memdir.files
+                 WHERE tenant = $1 AND path = $2 AND NOT is_dir FOR UPDATE",
+                &[&self.tenant, &path.as_str()],
+            )
+            .await
+            .map_err(db_err)?;
+        let now = row.map(|r| {
+            let v: Option<String> = r.get(0);
+            v.unwrap_or_else(|| version_of(&r.get::<_, Vec<u8>>(1)))
+        });
+        if now.as_deref() != Some(want) {
+            return Err(stale(path, want, now.as_deref()));
+        }
+        self.touch(&tx, &[path.as_str()]).await?;
+        tx.execute(
+            "UPDATE memdir.files SET content = $3, modified_ms = memdir.now_ms(), version = $4
+             WHERE tenant = $1 AND path = $2",
+            &[&self.tenant, &path.as_str(), &data, &version_of(data)],
+        )
+        .await
+        .map_err(db_err)?;
+        tx.commit().await.map_err(db_err)
+    }
+
+    /// Every whole-file write and append.
+    async fn put(&self, path: MemPath, data: Vec<u8>, how: Put) -> Result<(), StoreError> {
+        not_root(&path)?;
+        match &how {
+            Put::Write(Pre::Matches(v)) => return self.put_matching(&path, &data, v).await,
+            Put::Write(Pre::Absent) => {}
+            Put::Write(Pre::Any) => {
+                if self.put_existing(&path, &data, false).await? {
+                    return Ok(());
+                }
+            }
+            Put::Append => {
+                if self.put_existing(&path, &data, true).await? {
+                    return Ok(());
+                }
+            }
+        }
+        self.put_new(&path, &data, &how).await
+    }
+}
+
+/// What a write expects to find.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pre {
+    /// Anything: replace or create.
+    Any,
+    /// Nothing: create only.
+    Absent,
+    /// The file at this version.
+    Matches(String),
+}
+
+/// A whole-file write (with its precondition) or an append.
+pub(crate) enum Put {
+    Write(Pre),
+    Append,
+}
+
+/// The version of some bytes: their git blob id, the same on every backend.
+fn version_of(data: &[u8]) -> String {
+    memdir::content_version(data)
+}
+
+fn stale(path: &MemPath, want: &str, now: Option<&str>) -> StoreError {
+    let short = |v: &str| v.get(..12).unwrap_or(v).to_string();
+    StoreError::Conflict(format!(
+        "{path} changed since you read it (you had version {}, it is now {}): read it again and redo your edit",
+        short(want),
+        now.map(short).unwrap_or_else(|| "deleted".into())
+    ))
+}
+
+impl Store for PgStore {
+    fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError> {
+        self.read_versioned(path).map(|(data, _)| data)
+    }
+
+    fn write(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+        let (path, data) = (path.clone(), data.to_vec());
+        self.call(|db| async move { db.put(path, data, Put::Write(Pre::Any)).await })
+    }
+
+    fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+        let (path, data) = (path.clone(), data.to_vec());
+        self.call(|db| async move { db.put(path, data, Put::Append).await })
+    }
+
+    fn list(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        let dir = dir.clone();
+        self.call(|db| async move {
+            let c = db.conn().await?;
+            // The folder's own row and its children, in one snapshot.
+            let rows = c
+                .query(
+                    "SELECT path, is_dir, size, modified_ms FROM memdir.files
+                     WHERE tenant = $1 AND (path = $2 OR parent = $2) ORDER BY path",
+                    &[&db.tenant, &dir.as_str()],
+                )
+                .await
+                .map_err(db_err)?;
+            let mut out = Vec::with_capacity(rows.len());
+            let mut found = dir.is_root();
+            for r in rows {
+                let p: &str = r.get(0);
+                let is_dir: bool = r.get(1);
+                if p == dir.as_str() {
+                    if !is_dir {
+                        return Err(part_is_file(p));
+                    }
+                    found = true;
+                    continue;
+                }
+                out.push(entry(p, is_dir, r.get(2), r.get(3))?);
+            }
+            if !found {
+                return Err(db.missing(&c, &dir).await);
+            }
+            Ok(out)
+        })
+    }
+
+    fn stat(&self, path: &MemPath) -> Result<Option<Entry>, StoreError> {
+        if path.is_root() {
+            return Ok(Some(Entry {
+                path: MemPath::root(),
+                kind: EntryKind::Dir,
+                size: 0,
+                modified_ms: 0,
+            }));
+        }
+        let path = path.clone();
+        self.call(|db| async move {
+            let c = db.conn().await?;
+            let row = c
+                .query_opt(
+                    "SELECT path, is_dir, size, modified_ms FROM memdir.files
+                     WHERE tenant = $1 AND path = $2",
+                    &[&db.tenant, &path.as_str()],
+                )
+                .await
+                .map_err(db_err)?;
+            row.map(|r| entry(r.get(0), r.get(1), r.get(2), r.get(3)))
+                .transpose()
+        })
+    }
+
+    fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
+        not_root(path)?;
+        let path = path.clone();
+        self.call(|db| async move {
+            let mut c = db.conn().await?;
+            let tx = db.tree_tx(&mut c).await?;
+            tx.execute(
+                "INSERT INTO memdir.pending (tenant, path, existed, content)
+                 SELECT tenant, path, true, content FROM memdir.files
+                 WHERE tenant = $1 AND NOT is_dir
+                   AND (path = $2 OR (path >= $2 || '/' AND path < $2 || '0'))
+                 ON CONFLICT DO NOTHING",
+                &[&db.tenant, &path.as_str()],
+            )
+            .await
+            .map_err(db_err)?;
+            let n = tx
+                .execute(
+                    "DELETE FROM memdir.files WHERE tenant = $1
+                     AND (path = $2 OR (path >= $2 || '/' AND path < $2 || '0'))",
+                    &[&db.tenant, &path.as_str()],
+                )
+                .await
+                .map_err(db_err)?;
+            if n == 0 {
+                return Err(db.missing(&tx, &path).await);
+            }
+            tx.commit().await.map_err(db_err)
+        })
+    }
+
+    fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
+        not_root(from)?;
+        if to.starts_with(from) {
+            return Err(StoreError::InvalidPath(format!(
+                "cannot move {from} into itself"
+            )));
+        }
+        let (from, to) = (from.clone(), to.clone());
+        self.call(|db| async move {
+            let mut c = db.conn().await?;
+            let tx = db.tree_tx(&mut c).await?;
+            let kind = tx
+                .query_opt(
+                    "SELECT is_dir FROM memdir.files WHERE tenant = $1 AND path = $2",
+                    &[&db.tenant, &from.as_str()],
+                )
+                .await
+                .map_err(db_err)?;
+            if kind.is_none() {
+                return Err(db.missing(&tx, &from).await);
+            }
+            db.ensure_dirs(&tx, &ancestors(&to), to.as_str()).await?;
+            let taken = tx
+                .query_opt(
+                    "SELECT 1 FROM memdir.files WHERE tenant = $1 AND path = $2",
+                    &[&db.tenant, &to.as_str()],
+                )
+                .await
+                .map_err(db_err)?;
+            if taken.is_some() {
+                return Err(StoreError::Conflict(format!(
+                    "{to} already exists: moving never overwrites; remove it first or pick another name"
+                )));
+            }
+            // Both ends of every moved file, for history: the old paths held content, the new
+            // ones were free.
+            tx.execute(
+                "INSERT INTO memdir.pending (tenant, path, existed, content)
+                 SELECT tenant, path, true, content FROM memdir.files
+                 WHERE tenant = $1 AND NOT is_dir
+                   AND (path = $2 OR (path >= $2 || '/' AND path < $2 || '0'))
+                 UNION ALL
+                 SELECT tenant, $3 || substr(path, char_length($2) + 1), false, ''
+                 FROM memdir.files
+                 WHERE tenant = $1 AND NOT is_dir
+                   AND (path = $2 OR (path >= $2 || '/' AND path < $2 || '0'))
+                 ON CONFLICT DO NOTHING",
+                &[&db.tenant, &from.as_str(), &to.as_str()],
+            )
+            .await
+            .map_err(db_err)?;
+            tx.execute(
+                "UPDATE memdir.files SET
+                     path = $3 || substr(path, char_length($2) + 1),
+                     parent = CASE WHEN path = $2 THEN $4
+                              ELSE $3 || substr(parent, char_length($2) + 1) END
+                 WHERE tenant = $1
+                   AND (path = $2 OR (path >= $2 || '/' AND path < $2 || '0'))",
+                &[&db.tenant, &from.as_str(), &to.as_str(), &parent_str(to.as_str())],
+            )
+            .await
+            .map_err(db_err)?;
+            tx.commit().await.map_err(db_err)
+        })
+    }
+
+    fn create_dir(&self, path: &MemPath) -> Result<(), StoreError> {
+        if path.is_root() {
+            return Ok(());
+        }
+        let path = path.clone();
+        self.call(|db| async move {
+            let mut c = db.conn().await?;
+            let tx = db.tree_tx(&mut c).await?;
+            let mut dirs = ancestors(&path);
+            dirs.push(path.as_str().to_string());
+            db.ensure_dirs(&tx, &dirs, path.as_str()).await?;
+            tx.commit().await.map_err(db_err)
+        })
+    }
+
+    fn lock(&self, key: &str) -> Result<Box<dyn LockGuard>, StoreError> {
+        let key = key.to_string();
+        let conn = self.call(|db| async move {
+            let c = db.conn().await?;
+            c.execute(
+                "SELECT pg_advisory_lock(memdir.lock_key('lock', $1, $2))",
+                &[&db.tenant, &key],
+            )
+            .await
+            .map_err(db_err)?;
+            Ok((c, key))
+        })?;
+        Ok(Box::new(PgLock {
+            conn: Some(conn),
+            tenant: self.db.tenant.clone(),
+            bridge: self.bridge.clone(),
+        }))
+    }
+
+    fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let name = name.to_string();
+        self.call(|db| async move {
+            let c = db.conn().await?;
+            let row = c
+                .query_opt(
+                    "SELECT content FROM memdir.meta WHERE tenant = $1 AND name = $2",
+                    &[&db.tenant, &name],
+                )
+                .await
+                .map_err(db_err)?;
+            Ok(row.map(|r| r.get(0)))
+        })
+    }
+
+    fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
+        let (name, data) = (name.to_string(), data.to_vec());
+        self.call(|db| async move {
+            let c = db.conn().await?;
+            c.execute(
+                "INSERT INTO memdir.meta (tenant, name, content) VALUES ($1, $2, $3)
+                 ON CONFLICT (tenant, name) DO UPDATE SET content = EXCLUDED.content",
+                &[&db.tenant, &name, &data],
+            )
+            .await
+            .map_err(db_err)?;
+            Ok(())
+        })
+    }
+
+    fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        let dir = dir.clone();
+        self.call(|db| async move {
+            let c = db.conn().await?;
+            let rows = c
+                .query(
+                    "SELECT path, is_dir, size, modified_ms FROM memdir.files
+                     WHERE tenant = $1 AND (path = $2
+                        OR $2 = '' OR (path >= $2 || '/' AND path < $2 || '0'))
+                     ORDER BY path",
+                    &[&db.tenant, &dir.as_str()],
+                )
+                .await
+                .map_err(db_err)?;
+            let mut out = Vec::new();
+            let mut found = dir.is_root();
+            for r in rows {
+                let p: &str = r.get(0);
+                let is_dir: bool = r.get(1);
+                if p == dir.as_str() {
+                    if !is_dir {
+                        return Err(part_is_file(p));
+                    }
+                    found = true;
+                } else if !is_dir {
+                    out.push(entry(p, false, r.get(2), r.get(3))?);
+                }
+            }
+            if !found {
+                return Err(db.missing(&c, &dir).await);
+            }
+            Ok(out)
+        })
+    }
+}
+
+fn entry(path: &str, is_dir: bool, size: i64, modified_ms: i64) -> Result<Entry, StoreError> {
+    let path = MemPath::parse(path)
+        .map_err(|e| StoreError::Backend(format!("postgresql: a stored path is invalid: {e}")))?;
+    Ok(Entry {
+        path,
+        kind: if is_dir {
+            EntryKind::Dir
+        } else {
+            EntryKind::File
+        },
+        size: u64::try_from(size).unwrap_or(0),
+        modified_ms,
+    })
+}
+
+/// A held session advisory lock. Dropping it unlocks and gives the connection back; if the unlock
+/// cannot be confirmed the connection is closed instead, which ends the session and so the lock.
+struct PgLock {
+    conn: Option<(Conn, String)>,
+    tenant: String,
+    bridge: Arc<Bridge>,
+}
+
+impl LockGuard for PgLock {}
+
+impl Drop for PgLock {
+    fn drop(&mut self) {
+        let Some((c, key)) = self.conn.take() else {
+            return;
+        };
+        let tenant = std::mem::take(&mut self.tenant);
+        let _ = self.bridge.run(async move {
+            let unlocked = c
+                .query_one(
+                    "SELECT pg_advisory_unlock(memdir.lock_key('lock', $1, $2))",
+                    &[&tenant, &key],
+                )
+                .await
+                .map(|r| r.get::<_, bool>(0));
+            if !matches!(unlocked, Ok(true)) {
+                drop(deadpool_postgres::Object::take(c));
+            }
+            Ok(())
+        });
+    }
+}

@@ -1,0 +1,167 @@
+//! The crate's tables, created and upgraded on connect.
+//!
+//! Every migration runs once, in order, inside one transaction that first takes a
+//! transaction-scoped advisory lock: two processes connecting to a fresh database at the same
+//! moment serialise there, and the second finds the work done. A database whose schema is newer
+//! than this build is refused rather than written with assumptions that no longer hold.
+
+use crate::db_err;
+use memdir::StoreError;
+use tokio_postgres::Client;
+
+/// The migrations, oldest first; a migration's number is its index plus one. Never edit one that
+/// has shipped: add another.
+const MIGRATIONS: &[&str] = &[
+    // 1: tenants, files and folders as rows, memdir's own files, the version sequence.
+    r#"
+CREATE TABLE memdir.tenants (
+    tenant      text PRIMARY KEY,
+    created_ms  bigint NOT NULL
+);
+-- One row per file or folder. A folder's row makes empty folders real, as on disk; a file's
+-- parents always have rows, so "is a parent a file?" is one lookup.
+CREATE TABLE memdir.files (
+    tenant      text NOT NULL,
+    path        text COLLATE "C" NOT NULL,
+    parent      text COLLATE "C" NOT NULL,
+    is_dir      boolean NOT NULL,
+    content     bytea NOT NULL,
+    size        bigint GENERATED ALWAYS AS (octet_length(content)) STORED,
+    modified_ms bigint NOT NULL,
+    -- The content's version (its git blob id) when known; NULL after an append, computed on read.
+    version     text,
+    PRIMARY KEY (tenant, path)
+);
+CREATE INDEX files_by_parent ON memdir.files (tenant, parent, path);
+CREATE TABLE memdir.meta (
+    tenant  text NOT NULL,
+    name    text NOT NULL,
+    content bytea NOT NULL,
+    PRIMARY KEY (tenant, name)
+);
+-- History. A file's content before its first write since the last recorded change, written in
+-- the same statement or transaction as that write; `existed` false for a file that was absent.
+CREATE TABLE memdir.pending (
+    tenant  text NOT NULL,
+    path    text COLLATE "C" NOT NULL,
+    existed boolean NOT NULL,
+    content bytea NOT NULL,
+    PRIMARY KEY (tenant, path)
+);
+-- One row per recorded change; `id` is 40 hex digits like a git commit id.
+CREATE TABLE memdir.changes (
+    seq     bigserial PRIMARY KEY,
+    tenant  text NOT NULL,
+    id      text COLLATE "C" NOT NULL,
+    at_s    bigint NOT NULL,
+    writer  text NOT NULL,
+    source  text,
+    summary text NOT NULL,
+    reason  text,
+    message text NOT NULL,
+    UNIQUE (tenant, id)
+);
+CREATE INDEX changes_by_tenant ON memdir.changes (tenant, seq);
+-- The files a change touched: SHA-256 of the content before and after (NULL: absent).
+CREATE TABLE memdir.change_files (
+    seq    bigint NOT NULL REFERENCES memdir.changes ON DELETE CASCADE,
+    tenant text NOT NULL,
+    path   text COLLATE "C" NOT NULL,
+    before bytea,
+    after  bytea,
+    PRIMARY KEY (seq, path)
+);
+CREATE INDEX change_files_by_path ON memdir.change_files (tenant, path, seq);
+-- Every content a change recorded, once.
+CREATE TABLE memdir.blobs (
+    tenant  text NOT NULL,
+    hash    bytea NOT NULL,
+    content bytea NOT NULL,
+    PRIMARY KEY (tenant, hash)
+);
+CREATE FUNCTION memdir.now_ms() RETURNS bigint LANGUAGE sql VOLATILE
+    AS $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;
+-- Advisory lock keys: one 64-bit space shared with every other user of the database, so every
+-- key memdir takes is namespaced by purpose and tenant before it is hashed.
+CREATE FUNCTION memdir.lock_key(purpose text, tenant text, name text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE
+    AS $$ SELECT hashtextextended('memdir/' || purpose || '/' || tenant || '/' || name, 0) $$;
+"#,
+];
+
+/// The schema version this build writes.
+pub(crate) const LATEST: i32 = MIGRATIONS.len() as i32;
+
+/// Brings the database's `memdir` schema up to [`LATEST`].
+pub(crate) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
+    if current(client).await? == LATEST {
+        return Ok(());
+    }
+    let tx = client.transaction().await.map_err(db_err)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('memdir/migrate', 0))",
+        &[],
+    )
+    .await
+    .map_err(db_err)?;
+    tx.batch_execute(
+        "CREATE SCHEMA IF NOT EXISTS memdir;
+         CREATE TABLE IF NOT EXISTS memdir.migrations (
+             version    integer PRIMARY KEY,
+             applied_ms bigint NOT NULL
+         );",
+    )
+    .await
+    .map_err(db_err)?;
+    let done: i32 = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM memdir.migrations",
+            &[],
+        )
+        .await
+        .map_err(db_err)?
+        .get(0);
+    check_known(done)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(done as usize) {
+        tx.batch_execute(sql).await.map_err(db_err)?;
+        tx.execute(
+            "INSERT INTO memdir.migrations (version, applied_ms)
+             VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)",
+            &[&(i as i32 + 1)],
+        )
+        .await
+        .map_err(db_err)?;
+    }
+    tx.commit().await.map_err(db_err)
+}
+
+/// The schema version in the database (0 when there is none), refusing one newer than this build.
+async fn current(client: &Client) -> Result<i32, StoreError> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('memdir.migrations') IS NOT NULL", &[])
+        .await
+        .map_err(db_err)?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let v: i32 = client
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM memdir.migrations",
+            &[],
+        )
+        .await
+        .map_err(db_err)?
+        .get(0);
+    check_known(v)?;
+    Ok(v)
+}
+
+fn check_known(v: i32) -> Result<(), StoreError> {
+    if v > LATEST {
+        return Err(StoreError::Backend(format!(
+            "the database's memdir schema is version {v}, newer than this memdir knows ({LATEST}): upgrade memdir"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,487 @@
+//! The PostgreSQL store against a real server: the store contract, concurrency, locks,
+//! migrations, tenants, and calls from inside a tokio runtime.
+//!
+//! The contract checks take a `&dyn Store` so they can run against any backend.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use memdir::{EntryKind, Store, StoreError};
+use memdir_core::path::MemPath;
+use memdir_store_pg::PgStore;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn p(s: &str) -> MemPath {
+    MemPath::parse(s).unwrap()
+}
+
+fn names(s: &dyn Store, dir: &str) -> Vec<String> {
+    s.list(&p(dir))
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            let suffix = if e.kind == EntryKind::Dir { "/" } else { "" };
+            format!("{}{suffix}", e.path)
+        })
+        .collect()
+}
+
+#[test]
+fn round_trips_bytes_and_reports_missing_files() {
+    let db = pg_or_skip!();
+    let s = PgStore::create(&db.url("alice")).unwrap();
+    let f = p("notes/people/priya.md");
+    s.write(&f, b"hello\x00\xff").unwrap();
+    assert_eq!(s.read(&f).unwrap(), b"hello\x00\xff");
+    s.write(&f, b"v2").unwrap();
+    assert_eq!(s.read(&f).unwrap(), b"v2");
+    s.write(&f, b"").unwrap();
+    assert_eq!(s.read(&f).unwrap(), b"");
+    let st = s.stat(&f).unwrap().unwrap();
+    assert_eq!((st.kind, st.size), (EntryKind::File, 0));
+    assert!(st.modified_ms > 0);
+    assert!(
+        matches!(s.read(&p("nope.md")), Err(StoreError::NotFound(m)) if m == "nope.md does not exist")
+    );
+    assert!(
+        matches!(s.read(&p("notes")), Err(StoreError::InvalidPath(m)) if m == "notes is a folder, not a file")
+    );
+    assert!(matches!(
+        s.read(&MemPath::root()),
+        Err(StoreError::InvalidPath(_))
+    ));
+    assert!(matches!(
+        s.read(&p("notes/people/priya.md/x")),
+        Err(StoreError::InvalidPath(m)) if m.contains("a part of the path is a file")
+    ));
+    assert_eq!(s.stat(&p("nope.md")).unwrap(), None);
+    assert_eq!(s.stat(&p("notes")).unwrap().unwrap().kind, EntryKind::Dir);
+    assert_eq!(
+        s.stat(&MemPath::root()).unwrap().unwrap().kind,
+        EntryKind::Dir
+    );
+}
+
+#[test]
+fn writes_never_put_a_file_over_a_folder_or_under_a_file() {
+    let db = pg_or_skip!();
+    let s = PgStore::create(&db.url("alice")).unwrap();
+    s.write(&p("a/b.md"), b"x").unwrap();
+    assert!(
+        matches!(s.write(&p("a"), b"y"), Err(StoreError::InvalidPath(m)) if m == "a is a folder, not a file")
+    );
+    assert!(matches!(
+        s.append(&p("a"), b"y"),
+        Err(StoreError::InvalidPath(_))
+    ));
+    assert!(matches!(
+        s.write(&p("a/b.md/c.md"), b"y"),
+        Err(StoreError::InvalidPath(m)) if m == "a/b.md/c.md: a part of the path is a file, not a folder"
+    ));
+    assert!(matches!(
+        s.create_dir(&p("a/b.md")),
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(matches!(
+        s.create_dir(&p("a/b.md/c")),
+        Err(StoreError::InvalidPath(_))
+    ));
+    assert!(matches!(
+        s.write(&MemPath::root(), b"y"),
+        Err(StoreError::InvalidPath(_))
+    ));
+    // Nothing half-written by the refusals.
+    assert_eq!(names(&s, ""), ["a/"]);
+    assert_eq!(names(&s, "a"), ["a/b.md"]);
+}
+
+#[test]
+fn lists_children_in_byte_order_with_folders_and_hides_memdirs_own_files() {
+    let db = pg_or_skip!();
+    let s = PgStore::create(&db.url("alice")).unwrap();
+    for f in [
+        "b.md", "a/x.md", "a-b.md", "A.md", "é.md", "a/y/z.md", "a!.md",
+    ] {
+        s.write(&p(f), b"1").unwrap();
+    }
+    s.create_dir(&p("empty")).unwrap();
+    s.create_dir(&p("empty")).unwrap();
+    s.write_meta("config.toml", b"x = 1").unwrap();
+    assert_eq!(
+        names(&s, ""),
+        ["A.md", "a/", "a!.md", "a-b.md", "b.md", "empty/", "é.md"]
+    );
+    assert_eq!(names(&s, "a"), ["a/x.md", "a/y/"]);
+    assert_eq!(names(&s, "empty"), Vec::<String>::new());
+    assert!(matches!(s.list(&p("nope")), Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        s.list(&p("b.md")),
+        Err(StoreError::InvalidPath(_))
+    ));
+    let walked: Vec<String> = s
+        .walk(&MemPath::root())
+        .unwrap()
+        .into_iter()
+        .map(|e| e.path.to_string())
+        .collect();
+    assert_eq!(
+        walked,
+        [
+            "A.md", "a!.md", "a-b.md", "a/x.md", "a/y/z.md", "b.md", "é.md"
+        ]
+    );
+    let walked: Vec<String> = s
+        .walk(&p("a"))
+        .unwrap()
+        .into_iter()
+        .map(|e| e.path.to_string())
+        .collect();
+    assert_eq!(walked, ["a/x.md", "a/y/z.md"]);
+    assert_eq!(s.read_meta("config.toml").unwrap().unwrap(), b"x = 1");
+    assert_eq!(s.read_meta("other").unwrap(), None);
+    // Reserved names never reach a store: the path type refuses them.
+    assert!(MemPath::parse(".memdir/config.toml").is_err());
+    assert!(MemPath::parse("a/.git/HEAD").is_err());
+}
+
+#[test]
+fn removes_files_and_whole_folders_but_not_their_neighbours() {
+    let db = pg_or_skip!();
+    let s = PgStore::create(&db.url("alice")).unwrap();
+    for f in ["a/x.md", "a/y/z.md", "a0.md", "a-b/c.md", "a!.md", "a.md"] {
+        s.write(&p(f), b"1").unwrap();
+    }
+    s.remove(&p("a")).unwrap();
+    assert_eq!(names(&s, ""), ["a!.md", "a-b/", "a.md", "a0.md"]);
+    s.remove(&p("a.md")).unwrap();
+    assert!(matches!(s.remove(&p("a")), Err(StoreError::NotFound(m)) if m == "a does not exist"));
+    assert!(matches!(
+        s.remove(&MemPath::root()),
+        Err(StoreError::InvalidPath(_))
+    ));
+    assert_eq!(names(&s, ""), ["a!.md", "a-b/", "a0.md"]);
+}
+
+#[test]
+fn renames_files_and_folders_and_never_overwrites() {
+    let db = pg_or_skip!();
+    let s = PgStore::create(&db.url("alice")).unwrap();
+    s.write(&p("a/x.md"), b"x").unwrap();
+    s.write(&p("a/y/z.md"), b"z").unwrap();
+    s.write(&p("b.md"), b"b").unwrap();
+    s.rename(&p("a"), &p("deep/er/a2")).unwrap();
+    assert_eq!(
+        names(&s, "deep/er/a2"),
+        ["deep/er/a2/x.md", "deep/er/a2/y/"]
+    );
+    assert_eq!(s.read(&p("deep/er/a2/y/z.md")).unwrap(), b"z");
+    assert!(s.stat(&p("a")).unwrap().is_none());
+    assert!(s.stat(&p("a/y/z.md")).unwrap().is_none());
+    s.write(&p("c.md"), b"c").unwrap();
+    assert!(matches!(
+        s.rename(&p("b.md"), &p("c.md")),
+        Err(StoreError::Conflict(m)) if m.starts_with("c.md already exists: moving never overwrites")
+    ));
+    assert!(matches!(
+        s.rename(&p("b.md"), &p("deep")),
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(
+        matches!(s.rename(&p("deep"), &p("deep/er/x")), Err(StoreError::InvalidPath(m)) if m == "cannot move deep into itself")
+    );
+    assert!(matches!(
+        s.rename(&p("nope"), &p("x")),
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        s.rename(&p("b.md"), &p("c.md/x")),
+        Err(StoreError::InvalidPath(_))
+    ));
+    assert_eq!(s.read(&p("b.md")).unwrap(), b"b");
+    assert_eq!(s.read(&p("c.md")).unwrap(), b"c");
+    s.rename(&p("b.md"), &p("b2.md")).unwrap();
+    assert_eq!(s.read(&p("b2.md")).unwrap(), b"b");
+    // The moved folder's children list under their new parent, and only there.
+    assert_eq!(names(&s, ""), ["b2.md", "c.md", "deep/"]);
+    s.write(&p("deep/er/a2/y/new.md"), b"n").unwrap();
+    assert_eq!(
+        names(&s, "deep/er/a2/y"),
+        ["deep/er/a2/y/new.md", "deep/er/a2/y/z.md"]
+    );
+}
+
+#[test]
+fn unicode_names_and_an_8_mib_file_round_trip() {
+    let db = pg_or_skip!();
+    let s = PgStore::create(&db.url("alice")).unwrap();
+    let f = p("notes/日本語/naïve ünïcödé 🦀.md");
+    s.write(&f, "héllo".as_bytes()).unwrap();
+    assert_eq!(s.read(&f).unwrap(), "héllo".as_bytes());
+    assert_eq!(
+        names(&s, "notes/日本語"),
+        ["notes/日本語/naïve ünïcödé 🦀.md"]
+    );
+    let big: Vec<u8> = (0..8 * 1024 * 1024).map(|i| (i % 251) as u8).collect();
+    s.write(&p("big.bin"), &big).unwrap();
+    assert_eq!(s.read(&p("big.bin")).unwrap(), big);
+    assert_eq!(
+        s.stat(&p("big.bin")).unwrap().unwrap().size,
+        big.len() as u64
+    );
+}
+
+#[test]
+fn concurrent_appends_lose_and_interleave_nothing() {
+    let db = pg_or_skip!();
+    // Two store instances, as two server processes would have, four threads on each.
+    let stores = [
+        Arc::new(PgStore::create(&db.url("alice")).unwrap()),
+        Arc::new(PgStore::open(&db.url("alice")).unwrap()),
+    ];
+    let f = p("log/2026-12-01.md");
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let s = stores[t % 2].clone();
+            let f = f.clone();
+            std::thread::spawn(move || {
+                for i in 0..500 {
+                    s.append(
+                        &f,
+                        format!("- thread {t} line {i} {}\n", "x".repeat(40)).as_bytes(),
+                    )
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let text = String::from_utf8(stores[0].read(&f).unwrap()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4000);
+    for t in 0..8 {
+        let mine: Vec<&&str> = lines
+            .iter()
+            .filter(|l| l.starts_with(&format!("- thread {t} ")))
+            .collect();
+        assert_eq!(mine.len(), 500);
+        for (i, l) in mine.iter().enumerate() {
+            assert_eq!(**l, format!("- thread {t} line {i} {}", "x".repeat(40)));
+        }
+    }
+}
+
+#[test]
+fn a_lock_excludes_a_second_store_and_is_released_on_drop() {
+    let db = pg_or_skip!();
+    let a = PgStore::create(&db.url("alice")).unwrap();
+    let b = Arc::new(PgStore::open(&db.url("alice")).unwrap());
+    let other_tenant = PgStore::create(&db.url("bob")).unwrap();
+    let guard = a.lock("core").unwrap();
+    // Another tenant's lock of the same name, and another name, are free.
+    drop(other_tenant.lock("core").unwrap());
+    drop(b.lock("git").unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let b2 = b.clone();
+    let waiter = std::thread::spawn(move || {
+        let g = b2.lock("core").unwrap();
+        tx.send(Instant::now()).unwrap();
+        drop(g);
+    });
+    assert!(
+        rx.recv_timeout(Duration::from_millis(500)).is_err(),
+        "the second store got a held lock"
+    );
+    let released = Instant::now();
+    drop(guard);
+    let got = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("lock never handed over");
+    assert!(got >= released);
+    waiter.join().unwrap();
+}
+
+#[test]
+fn a_lock_dies_with_its_session() {
+    let db = pg_or_skip!();
+    let a = PgStore::create(&db.url("alice")).unwrap();
+    let b = Arc::new(PgStore::open(&db.url("alice")).unwrap());
+    let guard = a.lock("core").unwrap();
+    // The holder's connection goes away, as when its process is killed.
+    db.sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks
+         WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()",
+    )
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let b2 = b.clone();
+    std::thread::spawn(move || {
+        let g = b2.lock("core").unwrap();
+        tx.send(()).unwrap();
+        drop(g);
+    });
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("the dead session's lock was never released");
+    // Dropping a guard whose session is gone is quiet, and the store still works.
+    drop(guard);
+    drop(a.lock("core").unwrap());
+}
+
+#[test]
+fn tenants_never_see_each_other() {
+    let db = pg_or_skip!();
+    let alice = PgStore::create(&db.url("alice")).unwrap();
+    let bob = PgStore::create(&db.url("bob")).unwrap();
+    alice.write(&p("core.md"), b"alice").unwrap();
+    alice.write(&p("notes/a.md"), b"a").unwrap();
+    alice.write_meta("config.toml", b"a").unwrap();
+    bob.write(&p("core.md"), b"bob").unwrap();
+    assert_eq!(alice.read(&p("core.md")).unwrap(), b"alice");
+    assert_eq!(bob.read(&p("core.md")).unwrap(), b"bob");
+    assert_eq!(names(&bob, ""), ["core.md"]);
+    assert_eq!(bob.read_meta("config.toml").unwrap(), None);
+    bob.write(&p("notes/b.md"), b"b").unwrap();
+    bob.remove(&p("notes")).unwrap();
+    assert_eq!(names(&alice, "notes"), ["notes/a.md"]);
+    assert!(matches!(
+        bob.rename(&p("notes"), &p("x")),
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+#[test]
+fn opening_needs_a_created_tenant_and_a_good_url() {
+    let db = pg_or_skip!();
+    assert!(
+        matches!(PgStore::open(&db.url("carol")), Err(StoreError::NotFound(m)) if m.contains("run `memdir init` first"))
+    );
+    PgStore::create(&db.url("carol")).unwrap();
+    PgStore::open(&db.url("carol")).unwrap();
+    let no_tenant = db.url("x").replace("?tenant=x", "");
+    assert!(
+        matches!(PgStore::open(&no_tenant), Err(StoreError::InvalidPath(m)) if m.contains("?tenant=NAME"))
+    );
+    assert!(
+        matches!(PgStore::open(&db.url("a b")), Err(StoreError::InvalidPath(m)) if m.starts_with("bad tenant"))
+    );
+    let down = "postgres://postgres@127.0.0.1:1/nowhere?tenant=a";
+    assert!(
+        matches!(PgStore::open(down), Err(StoreError::Backend(m)) if m.starts_with("cannot connect to postgresql"))
+    );
+}
+
+#[test]
+fn two_processes_migrating_a_fresh_database_at_once_both_succeed() {
+    let db = pg_or_skip!();
+    let url = db.url("alice");
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || PgStore::create(&url).map(|_| ()))
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap().unwrap();
+    }
+    // Each migration is recorded once; a schema newer than this build is refused.
+    db.sql("DO $$ BEGIN IF (SELECT count(*) FROM memdir.migrations) <> 1 THEN RAISE 'migrations recorded twice'; END IF; END $$")
+        .unwrap();
+    db.sql("INSERT INTO memdir.migrations VALUES (999, 0)")
+        .unwrap();
+    assert!(
+        matches!(PgStore::open(&url), Err(StoreError::Backend(m)) if m.contains("newer than this memdir knows"))
+    );
+}
+
+#[test]
+fn calls_from_inside_a_tokio_runtime_do_not_panic() {
+    let db = pg_or_skip!();
+    let url = db.url("alice");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let s = PgStore::create(&url).unwrap();
+        s.write(&p("core.md"), b"x").unwrap();
+        let g = s.lock("core").unwrap();
+        assert_eq!(s.read(&p("core.md")).unwrap(), b"x");
+        drop(g);
+        let handle = tokio::spawn(async move {
+            s.append(&p("core.md"), b"y").unwrap();
+            s
+        });
+        let s = handle.await.unwrap();
+        assert_eq!(s.read(&p("core.md")).unwrap(), b"xy");
+        // Dropping the store (and its runtime) inside this runtime is safe too.
+        drop(s);
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let s = PgStore::open(&db.url("alice")).unwrap();
+        assert_eq!(s.read(&p("core.md")).unwrap(), b"xy");
+    });
+}
+
+#[test]
+fn preconditions_are_checked_with_the_write() {
+    use memdir_store_pg::Pre;
+    let db = pg_or_skip!();
+    let s = PgStore::create(&db.url("alice")).unwrap();
+    let f = p("notes/a.md");
+    let v1 = s.write_if(&f, b"one", Pre::Absent).unwrap();
+    assert_eq!(v1, memdir::content_version(b"one"));
+    assert!(
+        matches!(s.write_if(&f, b"two", Pre::Absent), Err(StoreError::Conflict(m)) if m == "notes/a.md already exists")
+    );
+    assert!(matches!(
+        s.write_if(&p("notes"), b"two", Pre::Absent),
+        Err(StoreError::InvalidPath(_))
+    ));
+    let v2 = s.write_if(&f, b"two", Pre::Matches(v1.clone())).unwrap();
+    assert!(matches!(
+        s.write_if(&f, b"three", Pre::Matches(v1.clone())),
+        Err(StoreError::Conflict(m)) if m.starts_with("notes/a.md changed since you read it")
+    ));
+    assert_eq!(s.read_versioned(&f).unwrap(), (b"two".to_vec(), v2.clone()));
+    // After an append the version is computed from the bytes.
+    s.append(&f, b"\nmore").unwrap();
+    let (data, v3) = s.read_versioned(&f).unwrap();
+    assert_eq!(v3, memdir::content_version(&data));
+    assert!(s.write_if(&f, b"four", Pre::Matches(v2)).is_err());
+    s.write_if(&f, b"four", Pre::Matches(v3)).unwrap();
+    assert!(matches!(
+        s.write_if(&p("gone.md"), b"x", Pre::Matches(v1)),
+        Err(StoreError::Conflict(m)) if m.contains("it is now deleted")
+    ));
+    s.write_if(&f, b"five", Pre::Any).unwrap();
+    assert_eq!(s.read(&f).unwrap(), b"five");
+}
+
+#[test]
+fn only_one_of_many_racing_creates_wins() {
+    use memdir_store_pg::Pre;
+    let db = pg_or_skip!();
+    let s = Arc::new(PgStore::create(&db.url("alice")).unwrap());
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                s.write_if(&p("offload/x.md"), format!("{i}").as_bytes(), Pre::Absent)
+                    .is_ok()
+            })
+        })
+        .collect();
+    let wins = threads
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .filter(|w| *w)
+        .count();
+    assert_eq!(wins, 1);
+}
