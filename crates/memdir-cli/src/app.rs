@@ -121,13 +121,17 @@ pub struct Env {
     pub reason: Option<String>,
     /// True when --source or MEMDIR_SOURCE chose the source (agent surfaces default to `agent`).
     pub source_given: bool,
+    /// True when --writer or MEMDIR_WRITER named the writer; otherwise it is the folder's
+    /// `[writers] main`.
+    pub writer_given: bool,
 }
 
 impl Env {
     /// Opens the memory folder.
     pub fn open(&self) -> Result<Memory, CliError> {
-        let mem = Memory::open(&self.root, self.clock.clone())?
-            .with_actor(self.actor.clone())
+        let mem = Memory::open(&self.root, self.clock.clone())?;
+        let mem = mem
+            .with_actor(self.actor_for(&mem))
             .with_reason(self.reason.as_deref());
         // The embedder loads lazily; a bad [embed] section only matters to vector search,
         // which reports it through `embed_config`.
@@ -135,6 +139,16 @@ impl Env {
             Ok(c) => mem.with_embed_config(c),
             Err(_) => mem,
         })
+    }
+
+    /// Who writes to `mem`: the writer named on the command line or in the environment, else the
+    /// folder's main writer (`[writers] main`).
+    pub fn actor_for(&self, mem: &Memory) -> memdir::Actor {
+        let mut actor = self.actor.clone();
+        if !self.writer_given {
+            actor.writer = mem.config().writers.main.clone();
+        }
+        actor
     }
 
     /// The embedder the config and `MEMDIR_MODEL_DIR` select; the API key is read here, from
@@ -195,7 +209,9 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
         flag.clone()
             .or_else(|| std::env::var(var).ok().filter(|v| !v.is_empty()))
     };
-    let writer = env_or(&cli.writer, "MEMDIR_WRITER").unwrap_or_else(|| "main".to_string());
+    let writer_flag = env_or(&cli.writer, "MEMDIR_WRITER");
+    let writer_given = writer_flag.is_some();
+    let writer = writer_flag.unwrap_or_else(|| "main".to_string());
     if writer.trim().is_empty() || writer.contains(['\n', '<', '>']) {
         return Err(CliError::invalid(format!("bad writer name {writer:?}")));
     }
@@ -212,6 +228,7 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
         actor: memdir::Actor { writer, source },
         reason: cli.reason.clone(),
         source_given,
+        writer_given,
     })
 }
 

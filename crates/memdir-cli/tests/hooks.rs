@@ -71,7 +71,7 @@ fn session_start_after_compaction_says_so() {
 }
 
 #[test]
-fn session_start_stays_under_the_inline_limit_by_pointing_at_files() {
+fn session_start_fills_the_inline_limit_with_the_newest_log_lines() {
     let f = Fixture::new();
     f.put("core.md", "- the core fact that must be inlined\n");
     // Today's log alone is far over 10,000 characters.
@@ -97,10 +97,14 @@ fn session_start_stays_under_the_inline_limit_by_pointing_at_files() {
         "{} chars",
         ctx.chars().count()
     );
+    // The room is used (not 1,839 characters and a pointer), by the newest log lines.
+    assert!(ctx.chars().count() > 9_000, "{} chars", ctx.chars().count());
     assert!(ctx.contains("- the core fact that must be inlined"));
-    assert!(!ctx.contains("entry number 399"));
+    assert!(ctx.contains("entry number 399 with"), "{ctx}");
+    assert!(!ctx.contains("entry number 0 with"));
     assert!(
-        ctx.contains("is in log/2026-11-30.md") && ctx.contains("memdir read log/2026-11-30.md"),
+        ctx.contains("earlier entries of log/2026-11-30.md not loaded")
+            && ctx.contains("memdir read log/2026-11-30.md"),
         "{ctx}"
     );
 }

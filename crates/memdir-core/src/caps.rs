@@ -33,7 +33,7 @@ impl Size {
 /// A write refused because it would take a file over its cap.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{file} would be {} lines and {} bytes, over its cap of {} lines and {} bytes (now {} lines, {} bytes): remove a line first",
+    "{file} would be {} lines and {} bytes, over its cap of {} lines and {} bytes (now {} lines, {} bytes): {fix}",
     new.lines, new.bytes, cap.max_lines, cap.max_bytes, current.lines, current.bytes
 )]
 pub struct CapExceeded {
@@ -45,7 +45,12 @@ pub struct CapExceeded {
     pub current: Size,
     /// The size the write would give it.
     pub new: Size,
+    /// What to do about it.
+    pub fix: String,
 }
+
+/// The fix a refusal names for a file edited directly.
+pub const REMOVE_A_LINE: &str = "remove a line first";
 
 impl Cap {
     /// Checks that `new_text` fits; `current_text` is only used to say where the file stands.
@@ -57,6 +62,7 @@ impl Cap {
                 cap: *self,
                 current: Size::of(current_text),
                 new,
+                fix: REMOVE_A_LINE.to_string(),
             });
         }
         Ok(())

@@ -16,10 +16,17 @@
 //! max_lines = 100
 //! max_bytes = 16384
 //! archive_after = "30d"
+//!
+//! [context]
+//! max_tokens = 4000
+//! log_days = 2
 //! ```
 
 use crate::caps::Cap;
 use serde::{Deserialize, Serialize};
+
+/// The smallest context budget memdir accepts: room for the one-line stand-ins of every layer.
+pub const MIN_CONTEXT_TOKENS: usize = 200;
 
 /// All settings, with defaults for whatever the file leaves out.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -41,6 +48,27 @@ pub struct Config {
     pub writers: WritersConfig,
     /// Who may change core memory directly.
     pub policy: PolicyConfig,
+    /// What the context loads and its budget.
+    pub context: ContextConfig,
+}
+
+/// The `[context]` section: the context's budget and how many days of logs it loads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextConfig {
+    /// The most tokens (estimated as bytes / 4) the context may take.
+    pub max_tokens: usize,
+    /// How many of the most recent days that have a log are loaded.
+    pub log_days: usize,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            max_tokens: 4000,
+            log_days: 2,
+        }
+    }
 }
 
 /// The `[embed]` section: the embedder of the vector index. Keyword search never needs it.
@@ -260,6 +288,11 @@ impl Config {
         if cfg.state.max_lines == 0 || cfg.state.max_bytes == 0 {
             return Err("bad .memdir/config.toml: state caps must be above zero".to_string());
         }
+        if cfg.context.max_tokens < MIN_CONTEXT_TOKENS {
+            return Err(format!(
+                "bad .memdir/config.toml: context.max_tokens must be at least {MIN_CONTEXT_TOKENS}"
+            ));
+        }
         crate::duration::parse_ttl(&cfg.state.archive_after)
             .map_err(|e| format!("bad .memdir/config.toml: state.archive_after: {e}"))?;
         if !matches!(cfg.embed.provider.as_str(), "none" | "local" | "openai") {
@@ -287,6 +320,9 @@ impl Config {
             d.state.max_lines,
             d.state.max_bytes,
             d.state.archive_after
+        ) + &format!(
+            "\n[context]\n# max_tokens = {}\n# log_days = {}\n",
+            d.context.max_tokens, d.context.log_days
         )
     }
 }
@@ -320,5 +356,8 @@ mod tests {
         assert_eq!(c.state.archive_after, "7d");
         assert!(Config::from_toml("[state]\narchive_after = \"never\"\n").is_err());
         assert!(Config::from_toml("[index]\nmax_lines = 0\n").is_err());
+        let c = Config::from_toml("[context]\nmax_tokens = 900\nlog_days = 5\n").unwrap();
+        assert_eq!((c.context.max_tokens, c.context.log_days), (900, 5));
+        assert!(Config::from_toml("[context]\nmax_tokens = 10\n").is_err());
     }
 }

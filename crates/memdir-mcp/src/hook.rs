@@ -3,12 +3,14 @@
 //! SessionStart is the one event whose output Claude sees: the hook prints
 //! `{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "..."}}` and
 //! Claude Code puts the text at the start of the conversation. Claude Code moves a context over
-//! 10,000 characters into a file and shows only a preview, so the context is kept under
-//! [`INLINE_LIMIT`]: whole sections while they fit, then one line per section that says which
-//! file holds it. The text is written as facts, not orders, as the hooks guide advises.
+//! 10,000 characters into a file and shows only a preview, so the context is fitted into
+//! [`INLINE_LIMIT`] characters with the same rules as `memdir context`'s token budget: whole
+//! sections where they fit, the newest log lines, and one line naming the file of whatever was
+//! left out. The text is written as facts, not orders, as the hooks guide advises.
 
 use crate::prompts::FLUSH;
 use memdir::Memory;
+use memdir_core::context::{fit, render};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -39,49 +41,25 @@ pub fn parse_input(stdin: &str) -> Result<HookInput, String> {
     })
 }
 
-/// The context text for a session start, at most `limit` characters.
+/// The context text for a session start, at most `limit` characters: the context's sections
+/// fitted into what is left after the first lines, the same way `memdir context` fits its token
+/// budget (see [`memdir_core::context::fit`]).
 pub fn session_context(
     mem: &Memory,
     input: &HookInput,
     limit: usize,
 ) -> Result<String, memdir::Error> {
-    let ctx = mem.context()?;
     let mut out = String::from(
         "memdir memory for this session (the memory_* MCP tools and the `memdir` CLI read and update it).\n",
     );
     if input.source.as_deref() == Some("compact") {
         out.push_str("The conversation was just compacted; this is the memory saved before it.\n");
     }
-    let mut left_out: Vec<String> = Vec::new();
-    for s in &ctx.sections {
-        let mut block = String::from("\n");
-        if !s.title.is_empty() {
-            block.push_str(&format!("## {}\n\n", s.title));
-        }
-        block.push_str(s.content.trim_end());
-        block.push('\n');
-        let room = limit.saturating_sub(out.chars().count() + 400);
-        if left_out.is_empty() && block.chars().count() <= room {
-            out.push_str(&block);
-        } else if let Some(p) = &s.path {
-            left_out.push(format!(
-                "- {} is in {p} ({} bytes), not shown here; read it with memory_read or `memdir read {p}`.",
-                if s.title.is_empty() { &s.name } else { &s.title },
-                s.bytes
-            ));
-        }
-    }
-    if !left_out.is_empty() {
-        out.push_str("\nMore memory did not fit here:\n");
-        for l in left_out {
-            if out.chars().count() + l.chars().count() + 1 > limit {
-                out.push_str("- more sections: run memory_context to see them.\n");
-                break;
-            }
-            out.push_str(&l);
-            out.push('\n');
-        }
-    }
+    let room = limit.saturating_sub(out.chars().count() + 1);
+    let chars = |s: &str| s.chars().count();
+    let sections = fit(mem.context_sections()?, room, &chars);
+    out.push('\n');
+    out.push_str(&render(&sections));
     Ok(out)
 }
 

@@ -6,7 +6,7 @@ use crate::memory::{CORE_FILE, Memory};
 use crate::notes::{NoteFile, read_text, scan};
 use crate::store::LockName;
 use memdir_core::caps::{Cap, CapExceeded, Size};
-use memdir_core::context::Section;
+use memdir_core::context::{Fill, Section, nest_headings, units};
 use memdir_core::note::{INDEX_FILE, IndexEntry, Note, parse_index, render_index};
 use memdir_core::path::MemPath;
 use memdir_core::state::STATE_FILE;
@@ -42,13 +42,20 @@ pub fn entries(files: &[NoteFile]) -> Vec<IndexEntry> {
     files
         .iter()
         .filter(|f| f.is_note && f.note.is_indexable())
-        .map(|f| IndexEntry {
-            name: f.note.meta.name.clone().unwrap_or_default(),
-            path: f.path.to_string(),
-            description: f.note.meta.description.clone().unwrap_or_default(),
-            kind: f.note.meta.kind.clone(),
-        })
+        .map(|f| entry(&f.path, &f.note))
         .collect()
+}
+
+/// The index line of one listable note.
+fn entry(path: &MemPath, note: &Note) -> IndexEntry {
+    let external = note.is_external();
+    IndexEntry {
+        name: note.meta.name.clone().unwrap_or_default(),
+        path: path.to_string(),
+        description: note.meta.description.clone().unwrap_or_default(),
+        kind: note.meta.kind.clone().filter(|_| !external),
+        external,
+    }
 }
 
 /// Regenerates `MEMORY.md` from the notes. No index is created while no note can be listed.
@@ -108,6 +115,11 @@ pub(crate) fn write_note(mem: &Memory, path: &MemPath, content: &str) -> Result<
             cap,
             current: old,
             new,
+            fix: format!(
+                "{INDEX_FILE} is generated, so make room among the notes: merge this note into \
+                 another (`memdir edit`), move an old note out of the index \
+                 (`memdir mv notes/x.md archive/notes/x.md`), or delete one (`memdir rm notes/x.md`)"
+            ),
         }
         .into());
     }
@@ -144,12 +156,7 @@ fn replace_entry(listed: &mut Vec<IndexEntry>, path: &MemPath, text: Option<&str
     }
     let note = Note::parse(text);
     if note.is_indexable() {
-        listed.push(IndexEntry {
-            name: note.meta.name.unwrap_or_default(),
-            path: path.to_string(),
-            description: note.meta.description.unwrap_or_default(),
-            kind: note.meta.kind,
-        });
+        listed.push(entry(path, &note));
     }
 }
 
@@ -165,24 +172,26 @@ fn save_index(
     Ok(())
 }
 
-/// Cuts a text to what fits a cap, whole lines only; returns the kept text and the lines left out.
+/// Cuts a text to what fits a cap, whole lines only and never inside an untrusted block;
+/// returns the kept text and the lines left out.
 pub fn fit(text: &str, cap: Cap) -> (String, usize) {
     let mut kept = String::new();
     let mut lines = 0;
     let total = text.lines().count();
-    for line in text.split_inclusive('\n') {
-        if lines + 1 > cap.max_lines || kept.len() + line.len() > cap.max_bytes {
+    for unit in units(text) {
+        let n = unit.lines().count();
+        if lines + n > cap.max_lines || kept.len() + unit.len() > cap.max_bytes {
             break;
         }
-        kept.push_str(line);
-        lines += 1;
+        kept.push_str(unit);
+        lines += n;
     }
     (kept, total - lines)
 }
 
 /// The context sections that follow core: the index (cut to its cap, with a note saying how much
-/// was left out), the running state, and one growth-guard line when core or the index is at 90% of
-/// its cap or more.
+/// was left out), the running state, one growth-guard line when core or the index is at 90% of
+/// its cap or more, and one line when proposals wait for the user.
 pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
     let store = mem.store().as_ref();
     let mut out = Vec::new();
@@ -197,12 +206,15 @@ pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
                 index_cap.max_lines, index_cap.max_bytes
             ));
         }
-        out.push(Section::new(
-            "index",
-            format!("Index of notes ({INDEX_FILE})"),
-            Some(INDEX_FILE.to_string()),
-            kept,
-        ));
+        out.push(
+            Section::new(
+                "index",
+                format!("Index of notes ({INDEX_FILE})"),
+                Some(INDEX_FILE.to_string()),
+                nest_headings(&kept),
+            )
+            .with_fill(Fill::Head),
+        );
     }
     let state = read_text(store, &mp(STATE_FILE))?.unwrap_or_default();
     if !state.trim().is_empty() {
@@ -214,12 +226,15 @@ pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
                  Run `memdir sweep` to archive old lines, or remove some.)\n"
             ));
         }
-        out.push(Section::new(
-            "state",
-            format!("Running state ({STATE_FILE})"),
-            Some(STATE_FILE.to_string()),
-            kept,
-        ));
+        out.push(
+            Section::new(
+                "state",
+                format!("Running state ({STATE_FILE})"),
+                Some(STATE_FILE.to_string()),
+                nest_headings(&kept),
+            )
+            .with_fill(Fill::Tail),
+        );
     }
     let core = read_text(store, &mp(CORE_FILE))?.unwrap_or_default();
     if let Some(line) = growth_guard(&[
@@ -227,6 +242,18 @@ pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
         (INDEX_FILE, index_cap, &index),
     ]) {
         out.push(Section::new("guard", "", None, line));
+    }
+    let pending = mem.proposals()?.len();
+    if pending > 0 {
+        out.push(Section::new(
+            "proposals",
+            "",
+            None,
+            format!(
+                "{pending} proposed change(s) to {CORE_FILE} wait for the user's review in {}/: do not propose them again. See them with `memdir review`.",
+                crate::proposals::PROPOSALS_DIR
+            ),
+        ));
     }
     Ok(out)
 }

@@ -27,6 +27,7 @@ pub mod proposals;
 pub mod provenance;
 pub mod search;
 pub mod store;
+mod trust;
 
 pub use clock::Clock;
 pub use error::{Error, ErrorKind};

@@ -13,7 +13,8 @@ use crate::notes::{NoteFile, read_text, resolver, scan};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::caps::{Cap, Size};
 use memdir_core::links::{extract, normalize};
-use memdir_core::note::{INDEX_FILE, NOT_NOTE_DIRS, index_line};
+use memdir_core::log::EXTERNAL_SCRATCH_MARK;
+use memdir_core::note::{INDEX_FILE, NOT_NOTE_DIRS, SOURCE_KEY, index_line};
 use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName};
 use memdir_core::state::{ARCHIVE_DIR, STATE_FILE, undated_items};
@@ -45,7 +46,7 @@ pub struct Finding {
     pub severity: Severity,
     /// A stable short name: `frontmatter`, `duplicate-name`, `broken-link`, `over-cap`,
     /// `not-in-index`, `stale-index`, `unlisted`, `too-large`, `undated-state`, `expired-scratch`,
-    /// `expired-note`.
+    /// `expired-note`, `external-in-index`, `external-unfenced`.
     pub code: &'static str,
     /// What is wrong.
     pub message: String,
@@ -103,6 +104,7 @@ impl Memory {
         check_frontmatter(&files, &mut out);
         check_duplicates(&files, &mut out);
         check_links(&files, &mut out);
+        check_external(&files, &mut out);
         let index = read_text(store, &mp(INDEX_FILE))?;
         check_index(&files, index.as_deref(), &mut out);
         let cfg = self.config();
@@ -250,6 +252,41 @@ impl Memory {
             }
         }
         Ok(())
+    }
+}
+
+/// External content where it loads on every turn: a labelled note's index line (fenced, but
+/// still read every turn: a warning), and an external mark in `core.md` or `state.md`, which
+/// load unfenced (an error).
+fn check_external(files: &[NoteFile], out: &mut Out) {
+    for f in files {
+        let p = f.path.as_str();
+        let line = f
+            .note
+            .frontmatter
+            .as_ref()
+            .and_then(|fm| fm.line_of(SOURCE_KEY))
+            .unwrap_or(1);
+        if f.is_note && f.note.is_indexable() && f.note.is_external() {
+            out.push(
+                p,
+                line,
+                Severity::Warning,
+                "external-in-index",
+                "this note came from an external source, and its name and description load on every turn (fenced as untrusted in the index)".to_string(),
+                "check them; if the user vouches for the note, remove `source: external`; otherwise remove `description` to keep it out of the index",
+            );
+        }
+        if !f.is_note && (f.note.is_external() || f.text.contains(EXTERNAL_SCRATCH_MARK)) {
+            out.push(
+                p,
+                line,
+                Severity::Error,
+                "external-unfenced",
+                format!("{p} holds content marked external, and it loads on every turn without a fence"),
+                "move that content into a note (it keeps its label there) and remove it from this file",
+            );
+        }
     }
 }
 

@@ -6,10 +6,8 @@ use crate::folder::FolderStore;
 use crate::proposals::proposed;
 use crate::provenance::{Actor, Source};
 use crate::store::{Entry, EntryKind, LockName, Store, StoreError};
-use jiff::ToSpan;
 use memdir_core::config::Config;
-use memdir_core::context::fence_untrusted;
-use memdir_core::context::{Section, render};
+use memdir_core::context::{Fill, Section, fence_untrusted, fit, nest_headings, render, tokens};
 use memdir_core::log::{
     EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK, LOG_DIR, date_of_file_name, format_entry, log_path,
     parse_entries, writer_log_path, writer_of_file_name,
@@ -276,16 +274,29 @@ impl Memory {
         }
     }
 
-    /// Builds the context: core, yesterday's and today's log, live scratch notes, then a pointer
-    /// to the rest. Missing layers are simply empty.
+    /// Builds the context within the configured budget (`[context] max_tokens`).
     pub fn context(&self) -> Result<Context, Error> {
+        self.context_within(self.config.context.max_tokens)
+    }
+
+    /// Builds the context within `max_tokens` (estimated as bytes / 4): see [`fit`].
+    pub fn context_within(&self, max_tokens: usize) -> Result<Context, Error> {
+        Ok(Context {
+            sections: fit(self.context_sections()?, max_tokens, &tokens),
+        })
+    }
+
+    /// Every section of the context, before any budget: core, the index, state and the guard
+    /// and proposals lines, the most recent `[context] log_days` days that have a log, live
+    /// scratch notes, then a pointer to the rest. Missing layers are simply empty.
+    pub fn context_sections(&self) -> Result<Vec<Section>, Error> {
         let now = self.clock.now();
         let mut sections = Vec::new();
         let core = self.read_opt(&mp(CORE_FILE))?.unwrap_or_default();
         let core = if core.trim().is_empty() {
             "(empty)".to_string()
         } else {
-            core
+            nest_headings(&core)
         };
         sections.push(Section::new(
             "core",
@@ -294,18 +305,27 @@ impl Memory {
             core,
         ));
         sections.extend(crate::index::context_sections(self)?);
+        let logs = self.list_opt(&mp(LOG_DIR))?;
         let today = now.date();
-        let yesterday = today.checked_sub(1.day()).unwrap_or(today);
-        for (date, label) in [(yesterday, "yesterday"), (today, "today")] {
-            if let Some((path, text)) = self.day_log(date)?
+        for date in recent_days(&logs, today, self.config.context.log_days) {
+            if let Some((path, text)) = self.day_log(&logs, date)?
                 && !text.trim().is_empty()
             {
-                sections.push(Section::new(
-                    format!("log:{date}"),
-                    format!("Log {date} ({label})"),
-                    Some(path),
-                    text,
-                ));
+                let ago = today.since(date).map(|s| s.get_days()).unwrap_or(0);
+                let label = match ago {
+                    0 => "today".to_string(),
+                    1 => "yesterday".to_string(),
+                    n => format!("{n} days ago"),
+                };
+                sections.push(
+                    Section::new(
+                        format!("log:{date}"),
+                        format!("Log {date} ({label})"),
+                        Some(path),
+                        text,
+                    )
+                    .with_fill(Fill::Tail),
+                );
             }
         }
         let now_ms = now.timestamp().as_millisecond();
@@ -316,12 +336,13 @@ impl Memory {
             if e.kind != EntryKind::File || name.expires_ms <= now_ms {
                 continue;
             }
-            let Some(mut text) = self.read_opt(&e.path)? else {
+            let Some(text) = self.read_opt(&e.path)? else {
                 continue;
             };
-            if let Some(rest) = text.strip_prefix(EXTERNAL_SCRATCH_MARK) {
-                text = fence_untrusted(rest.trim_start_matches('\n'));
-            }
+            let text = match crate::trust::external_scratch_body(&text) {
+                Some(rest) => fence_untrusted(rest),
+                None => nest_headings(&text),
+            };
             let expires = jiff::Timestamp::from_millisecond(name.expires_ms)
                 .map(|t| {
                     t.to_zoned_datetime(now.time_zone().clone())
@@ -337,16 +358,20 @@ impl Memory {
             ));
         }
         sections.push(Section::new("pointer", "", None, POINTER.to_string()));
-        Ok(Context { sections })
+        Ok(sections)
     }
 
     /// One day's log for the context: the main file and every writer's file merged in time
     /// order (stable, main first), non-main lines tagged with their writer, and entries from
-    /// external sources fenced. Returns the main path and the text.
-    fn day_log(&self, date: jiff::civil::Date) -> Result<Option<(String, String)>, Error> {
+    /// external sources fenced (a run of them in one block). Returns the main path and the text.
+    fn day_log(
+        &self,
+        logs: &[Entry],
+        date: jiff::civil::Date,
+    ) -> Result<Option<(String, String)>, Error> {
         let main = log_path(date);
         let mut files: Vec<(Option<String>, String)> = Vec::new();
-        for e in self.list_opt(&mp(LOG_DIR))? {
+        for e in logs {
             let Some(name) = e.path.file_name() else {
                 continue;
             };
@@ -362,7 +387,7 @@ impl Memory {
             return Ok(None);
         }
         files.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut entries: Vec<(String, usize, String)> = Vec::new();
+        let mut entries: Vec<(String, usize, bool, String)> = Vec::new();
         for (writer, text) in &files {
             for entry in parse_entries(text) {
                 let key = entry.time.clone().unwrap_or_default();
@@ -377,16 +402,28 @@ impl Memory {
                     .text
                     .get(8..)
                     .is_some_and(|r| r.starts_with(EXTERNAL_MARK));
-                if external {
-                    line = fence_untrusted(&line);
-                }
-                entries.push((key, entries.len(), line));
+                entries.push((key, entries.len(), external, line));
             }
         }
         if files.len() > 1 {
             entries.sort_by(|a, b| (a.0.as_str(), a.1).cmp(&(b.0.as_str(), b.1)));
         }
-        Ok(Some((main, entries.into_iter().map(|e| e.2).collect())))
+        let mut out = String::new();
+        let mut run = String::new();
+        for (_, _, external, line) in entries {
+            if external {
+                run.push_str(&line);
+                continue;
+            }
+            if !run.is_empty() {
+                out.push_str(&fence_untrusted(&std::mem::take(&mut run)));
+            }
+            out.push_str(&line);
+        }
+        if !run.is_empty() {
+            out.push_str(&fence_untrusted(&run));
+        }
+        Ok(Some((main, out)))
     }
 
     /// Appends one entry to today's log. Writers other than the main one append to their own
@@ -479,10 +516,16 @@ impl Memory {
             }
             self.store.write(&p, content.as_bytes())?;
         } else {
+            let current = if self.base.is_some() || crate::trust::needs_current(self, &p) {
+                self.read_bytes_opt(&p)?
+            } else {
+                None
+            };
             if self.base.is_some() {
-                let current = self.read_bytes_opt(&p)?;
                 self.check_base(&p, current.as_deref())?;
             }
+            let current = current.map(|b| String::from_utf8_lossy(&b).into_owned());
+            let content = &crate::trust::label(self, &p, current.as_deref(), content)?;
             match crate::notes::write_hook(self, &p, content, false) {
                 Some(done) => done?,
                 None => self.store.write(&p, content.as_bytes())?,
@@ -530,6 +573,7 @@ impl Memory {
                 return Err(proposed(&id));
             }
         }
+        let updated = crate::trust::label(self, &p, Some(&text), &updated)?;
         match crate::notes::write_hook(self, &p, &updated, true) {
             Some(done) => done?,
             None => self.store.write(&p, updated.as_bytes())?,
@@ -580,7 +624,18 @@ impl Memory {
             if f.as_str() == CORE_FILE {
                 self.refuse_core_move_unless_user()?;
             }
+            let text = match self.store.stat(&f)? {
+                Some(e) if e.kind == EntryKind::File => self.read_opt(&f)?,
+                _ => None,
+            };
+            let remark = crate::trust::check_move(self, &f, &t, text.as_deref())?;
             self.store.rename(&f, &t)?;
+            if remark && let Some(text) = &text {
+                let marked = crate::trust::mark(&t, text);
+                if marked != text.as_str() {
+                    self.store.write(&t, marked.as_bytes())?;
+                }
+            }
         }
         crate::notes::after_change(self, &[&f, &t])?;
         tx.commit()
@@ -622,4 +677,18 @@ impl Memory {
 
 fn display(p: &MemPath) -> &str {
     if p.is_root() { "/" } else { p.as_str() }
+}
+
+/// The `n` most recent days up to `today` that have a log file (of any writer), oldest first.
+fn recent_days(logs: &[Entry], today: jiff::civil::Date, n: usize) -> Vec<jiff::civil::Date> {
+    let mut days: Vec<jiff::civil::Date> = logs
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .filter_map(|e| e.path.file_name().and_then(date_of_file_name))
+        .filter(|d| *d <= today)
+        .collect();
+    days.sort_unstable();
+    days.dedup();
+    let skip = days.len().saturating_sub(n);
+    days.split_off(skip)
 }

@@ -163,6 +163,7 @@ impl Memory {
         .render()
         .map_err(Error::Invalid)?;
         let path = MemPath::parse_file(&note_path(req.name))?;
+        let text = crate::trust::label(self, &path, None, &text)?;
         let tx = self.begin("note new", path.as_str())?;
         let lock = self.store().lock(LockName::File(&path))?;
         if !req.force && self.store().stat(&path)?.is_some() {

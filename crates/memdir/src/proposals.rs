@@ -139,7 +139,7 @@ impl Memory {
         let source = self.actor().source;
         if source == Source::External {
             return Err(Error::Invalid(
-                "core memory never takes external content: save it as a note (source external) instead".into(),
+                "core memory never takes external content: save it as a note instead, e.g. `memdir --source external note new NAME -d DESCRIPTION TEXT` (it is labelled source: external and shown fenced)".into(),
             ));
         }
         if !self

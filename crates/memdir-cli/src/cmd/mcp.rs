@@ -28,7 +28,7 @@ pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
     };
     // Agents write through this surface: their changes are labelled `agent` (so core changes
     // become proposals) unless --source / MEMDIR_SOURCE says otherwise.
-    let mut actor = env.actor.clone();
+    let mut actor = env.actor_for(&mem);
     if !env.source_given {
         actor.source = memdir::Source::Agent;
     }
