@@ -27,10 +27,12 @@ mod schema;
 
 use bridge::Bridge;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use memdir::store::LockGuard;
+use memdir::store::{LockGuard, LockName};
 use memdir::{Entry, EntryKind, Store, StoreError};
 use memdir_core::path::MemPath;
 use std::sync::Arc;
+use std::sync::Mutex;
+use std::thread::ThreadId;
 use std::time::Duration;
 use tokio_postgres::NoTls;
 
@@ -50,6 +52,19 @@ pub struct PgStore {
 struct Db {
     pool: Pool,
     tenant: String,
+    /// The database and tenant, naming the memory for [`HELD`].
+    memory: String,
+}
+
+/// Locks held in this process, by memory, lock and thread. A second session asking for an
+/// advisory lock that this thread holds through another session would wait for itself forever.
+static HELD: Mutex<Vec<(String, String, ThreadId)>> = Mutex::new(Vec::new());
+
+fn release(held: &(String, String, ThreadId)) {
+    let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = all.iter().position(|h| h == held) {
+        all.swap_remove(i);
+    }
 }
 
 impl std::fmt::Debug for PgStore {
@@ -243,7 +258,12 @@ impl PgStore {
             .create_timeout(Some(Duration::from_secs(10)))
             .build()
             .map_err(|e| StoreError::Backend(format!("postgresql: {e}")))?;
-        let db = Arc::new(Db { pool, tenant });
+        let memory = format!("{connect}?{TENANT_PARAM}={tenant}");
+        let db = Arc::new(Db {
+            pool,
+            tenant,
+            memory,
+        });
         let d = db.clone();
         bridge.run(async move {
             let mut c = d.pool.get().await.map_err(|e| {
@@ -771,9 +791,23 @@ impl Store for PgStore {
         })
     }
 
-    fn lock(&self, key: &str) -> Result<Box<dyn LockGuard>, StoreError> {
-        let key = key.to_string();
-        let conn = self.call(|db| async move {
+    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
+        let key = name.to_string();
+        let held = (
+            self.db.memory.clone(),
+            key.clone(),
+            std::thread::current().id(),
+        );
+        {
+            let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            if all.contains(&held) {
+                return Err(StoreError::Backend(format!(
+                    "lock {name} is already held by this thread: this is a bug in memdir, please report it"
+                )));
+            }
+            all.push(held.clone());
+        }
+        let taken = self.call(|db| async move {
             let c = db.conn().await?;
             c.execute(
                 "SELECT pg_advisory_lock(memdir.lock_key('lock', $1, $2))",
@@ -782,12 +816,19 @@ impl Store for PgStore {
             .await
             .map_err(db_err)?;
             Ok((c, key))
-        })?;
-        Ok(Box::new(PgLock {
-            conn: Some(conn),
-            tenant: self.db.tenant.clone(),
-            bridge: self.bridge.clone(),
-        }))
+        });
+        match taken {
+            Ok(conn) => Ok(Box::new(PgLock {
+                conn: Some(conn),
+                tenant: self.db.tenant.clone(),
+                bridge: self.bridge.clone(),
+                held,
+            })),
+            Err(e) => {
+                release(&held);
+                Err(e)
+            }
+        }
     }
 
     fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
@@ -877,12 +918,14 @@ struct PgLock {
     conn: Option<(Conn, String)>,
     tenant: String,
     bridge: Arc<Bridge>,
+    held: (String, String, ThreadId),
 }
 
 impl LockGuard for PgLock {}
 
 impl Drop for PgLock {
     fn drop(&mut self) {
+        release(&self.held);
         let Some((c, key)) = self.conn.take() else {
             return;
         };

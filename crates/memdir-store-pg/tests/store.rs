@@ -6,6 +6,7 @@
 
 mod common;
 
+use memdir::store::LockName;
 use memdir::{EntryKind, Store, StoreError};
 use memdir_core::path::MemPath;
 use memdir_store_pg::PgStore;
@@ -279,14 +280,14 @@ fn a_lock_excludes_a_second_store_and_is_released_on_drop() {
     let a = PgStore::create(&db.url("alice")).unwrap();
     let b = Arc::new(PgStore::open(&db.url("alice")).unwrap());
     let other_tenant = PgStore::create(&db.url("bob")).unwrap();
-    let guard = a.lock("core").unwrap();
+    let guard = a.lock(LockName::Index).unwrap();
     // Another tenant's lock of the same name, and another name, are free.
-    drop(other_tenant.lock("core").unwrap());
-    drop(b.lock("git").unwrap());
+    drop(other_tenant.lock(LockName::Index).unwrap());
+    drop(b.lock(LockName::Git).unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
     let b2 = b.clone();
     let waiter = std::thread::spawn(move || {
-        let g = b2.lock("core").unwrap();
+        let g = b2.lock(LockName::Index).unwrap();
         tx.send(Instant::now()).unwrap();
         drop(g);
     });
@@ -308,17 +309,18 @@ fn a_lock_dies_with_its_session() {
     let db = pg_or_skip!();
     let a = PgStore::create(&db.url("alice")).unwrap();
     let b = Arc::new(PgStore::open(&db.url("alice")).unwrap());
-    let guard = a.lock("core").unwrap();
+    let guard = a.lock(LockName::Index).unwrap();
     // The holder's connection goes away, as when its process is killed.
     db.sql(
         "SELECT pg_terminate_backend(pid) FROM pg_locks
-         WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()",
+         WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
     )
     .unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let b2 = b.clone();
     std::thread::spawn(move || {
-        let g = b2.lock("core").unwrap();
+        let g = b2.lock(LockName::Index).unwrap();
         tx.send(()).unwrap();
         drop(g);
     });
@@ -326,7 +328,7 @@ fn a_lock_dies_with_its_session() {
         .expect("the dead session's lock was never released");
     // Dropping a guard whose session is gone is quiet, and the store still works.
     drop(guard);
-    drop(a.lock("core").unwrap());
+    drop(a.lock(LockName::Index).unwrap());
 }
 
 #[test]
@@ -407,7 +409,7 @@ fn calls_from_inside_a_tokio_runtime_do_not_panic() {
     rt.block_on(async move {
         let s = PgStore::create(&url).unwrap();
         s.write(&p("core.md"), b"x").unwrap();
-        let g = s.lock("core").unwrap();
+        let g = s.lock(LockName::Index).unwrap();
         assert_eq!(s.read(&p("core.md")).unwrap(), b"x");
         drop(g);
         let handle = tokio::spawn(async move {
@@ -484,4 +486,20 @@ fn only_one_of_many_racing_creates_wins() {
         .filter(|w| *w)
         .count();
     assert_eq!(wins, 1);
+}
+
+#[test]
+fn a_thread_asking_again_for_its_own_lock_gets_an_error_and_file_locks_have_their_own_names() {
+    let db = pg_or_skip!();
+    let a = PgStore::create(&db.url("alice")).unwrap();
+    let b = PgStore::open(&db.url("alice")).unwrap();
+    let g = a.lock(LockName::Git).unwrap();
+    assert!(
+        matches!(b.lock(LockName::Git), Err(StoreError::Backend(m)) if m.contains("already held by this thread"))
+    );
+    // A file named `git` has a lock of its own.
+    let git_file = p("git");
+    drop(b.lock(LockName::File(&git_file)).unwrap());
+    drop(g);
+    drop(b.lock(LockName::Git).unwrap());
 }
