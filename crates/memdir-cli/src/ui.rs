@@ -49,9 +49,9 @@ impl From<memdir::Error> for CliError {
         let code = match e.kind() {
             ErrorKind::NotFound => exit::NOT_FOUND,
             ErrorKind::Invalid | ErrorKind::Conflict => exit::INVALID,
-            ErrorKind::Backend => exit::FAILURE,
-            // Not a failure: the change waits for review (the message goes to stdout).
-            ErrorKind::Proposed => exit::OK,
+            // A proposal means the change was not made (it waits for review): like every
+            // agent front end, the CLI reports it as a failure.
+            ErrorKind::Backend | ErrorKind::Proposed => exit::FAILURE,
         };
         CliError {
             message: e.to_string(),

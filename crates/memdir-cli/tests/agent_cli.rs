@@ -241,4 +241,17 @@ fn mcp_over_stdio_with_raw_json_rpc() {
             .unwrap()
             .contains("memory_log")
     );
+    // A gated core change was not made: an error result, as on every other front end.
+    rpc.send(
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+        "name": "memory_write", "arguments": {"path": "core.md", "content": "x\n"}}}),
+    );
+    let r = rpc.recv();
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("saved as proposal")
+    );
 }

@@ -176,7 +176,7 @@ fn context_says_when_proposals_wait_for_the_user() {
         .args(["tool", "memory_write"])
         .write_stdin(json!({"path": "core.md", "content": "likes tea\n"}).to_string())
         .assert()
-        .success();
+        .code(1);
     let out = stdout(&f.cmd().arg("context").assert().success());
     assert!(
         out.contains("1 proposed change(s) to core.md wait for the user's review in proposals/: do not propose them again. See them with `memdir review`."),

@@ -327,6 +327,50 @@ impl Config {
     }
 }
 
+/// `text` (a config file) with git provenance turned off: `enabled = false` under `[git]`,
+/// replacing an `enabled` line there or adding the section. Every other line stays. Fails when
+/// the result would not read back with git off (a file laid out in a way this cannot edit).
+pub fn with_git_disabled(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len() + 24);
+    let mut in_git = false;
+    let mut done = false;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            if in_git && !done {
+                out.push_str("enabled = false\n");
+                done = true;
+            }
+            in_git = t == "[git]";
+        }
+        if in_git && !done && t.starts_with("enabled") && t[7..].trim_start().starts_with('=') {
+            out.push_str("enabled = false\n");
+            done = true;
+            continue;
+        }
+        out.push_str(line);
+        if in_git && !done && t == "[git]" && !line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if !done {
+        if !in_git {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str("\n[git]\n");
+        }
+        out.push_str("enabled = false\n");
+    }
+    match Config::from_toml(&out) {
+        Ok(c) if !c.git.enabled => Ok(out),
+        _ => Err(
+            "cannot turn git off in .memdir/config.toml: set `enabled = false` under [git] by hand"
+                .to_string(),
+        ),
+    }
+}
+
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -359,5 +403,17 @@ mod tests {
         let c = Config::from_toml("[context]\nmax_tokens = 900\nlog_days = 5\n").unwrap();
         assert_eq!((c.context.max_tokens, c.context.log_days), (900, 5));
         assert!(Config::from_toml("[context]\nmax_tokens = 10\n").is_err());
+        for text in [
+            String::new(),
+            Config::template(),
+            "[git]\nenabled = true\n[core]\nmax_lines = 5\n".to_string(),
+            "[git]\n# enabled = true\n".to_string(),
+            "[core]\nmax_lines = 5".to_string(),
+        ] {
+            let off = with_git_disabled(&text).unwrap();
+            let c = Config::from_toml(&off).unwrap();
+            assert!(!c.git.enabled, "{off}");
+            assert_eq!(with_git_disabled(&off).unwrap(), off);
+        }
     }
 }

@@ -99,7 +99,9 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
         }
         n += 1;
     };
-    mem.store().write(&path, content.as_bytes())?;
+    // Through the engine like any other write, so it is committed as the writer's change and
+    // not swept into the next one as a hand edit.
+    mem.write(path.as_str(), content)?;
     let mut nonblank = content.lines().filter(|l| !l.trim().is_empty());
     let first = nonblank.next().map(quote).unwrap_or_default();
     let last = content

@@ -301,10 +301,8 @@ fn shown(path: &str) -> String {
 }
 
 fn fail(e: memdir::Error) -> ToolText {
-    // A gated change saved as a proposal is not a failure: the model should know it waits.
-    if e.kind() == memdir::ErrorKind::Proposed {
-        return ToolText::ok(e.to_string());
-    }
+    // A gated change saved as a proposal is an error result too: the change was not made, and
+    // the model must not go on as if it were (the message says where the proposal waits).
     ToolText::error(e.to_string())
 }
 

@@ -39,6 +39,16 @@ impl Memory {
 }
 
 impl Tx<'_> {
+    /// This change, recorded as `op` on `path` instead of what it began as (a write to core
+    /// that became a proposal is recorded as `propose core.md`).
+    pub(crate) fn recorded_as(self, op: &str, path: &str) -> Self {
+        Tx {
+            op: op.to_string(),
+            path: path.to_string(),
+            ..self
+        }
+    }
+
     /// Commits what the change wrote (nothing when there is no repository or no change).
     pub(crate) fn commit(self) -> Result<(), Error> {
         if let Some(git) = &self.git {
@@ -52,9 +62,14 @@ impl Tx<'_> {
 
 impl Memory {
     fn repo(&self) -> Result<Git, Error> {
+        if !self.config().git.enabled {
+            return Err(Error::Invalid(
+                "git history is off for this memory folder ([git] enabled = false in .memdir/config.toml): set it to true, then run `memdir init` to start recording".into(),
+            ));
+        }
         self.git_root().and_then(Git::open).ok_or_else(|| {
             Error::Invalid(
-                "this memory folder has no git history: run `memdir init` (without --no-git) to start one".into(),
+                "this memory folder has no git history: run `memdir init` to start one".into(),
             )
         })
     }
@@ -62,30 +77,35 @@ impl Memory {
     /// Commits that changed `path` (all when `None`), newest first.
     pub fn history(&self, path: Option<&str>, limit: usize) -> Result<Vec<HistoryEntry>, Error> {
         let p = path.map(MemPath::parse_file).transpose()?;
-        Ok(self.repo()?.history(p.as_ref(), limit)?)
+        let mut entries = self.repo()?.history(p.as_ref(), limit)?;
+        for e in &mut entries {
+            e.date = self.clock().local_text(&e.date);
+        }
+        Ok(entries)
     }
 
     /// Who last changed each line of a file, and why.
     pub fn blame(&self, path: &str) -> Result<Vec<BlameLine>, Error> {
         let p = MemPath::parse_file(path)?;
-        Ok(self.repo()?.blame(&p)?)
+        let mut lines = self.repo()?.blame(&p)?;
+        for l in &mut lines {
+            l.date = self.clock().local_text(&l.date);
+        }
+        Ok(lines)
     }
 
-    /// Reverts a commit (default: the newest one memdir made) with a new commit; returns the
-    /// reverted commit's id. History is never rewritten.
+    /// Reverts a commit with a new commit (recorded as `undo <commit id>`); returns the reverted
+    /// commit's id. History is never rewritten.
+    ///
+    /// Without a commit it steps back: the newest change memdir made that is neither an undo
+    /// nor undone already, so undoing twice undoes the last two changes. Naming an undo's commit
+    /// reverts that undo (a redo).
     pub fn undo(&self, commit: Option<&str>) -> Result<String, Error> {
         let git = self.repo()?;
         let tx = self.begin("undo", commit.unwrap_or("last change"))?;
         let target = match commit {
             Some(c) => git.resolve(Some(c))?,
-            None => {
-                let newest = git
-                    .history(None, 200)?
-                    .into_iter()
-                    .find(|h| h.writer != HAND_EDIT)
-                    .ok_or_else(|| Error::NotFound("nothing to undo".into()))?;
-                git.resolve(Some(&newest.commit))?
-            }
+            None => git.resolve(Some(&step_back(&git.history(None, 1000)?)?))?,
         };
         let changes = git.revert_changes(target)?;
         apply(self.store().as_ref(), &changes)?;
@@ -96,7 +116,37 @@ impl Memory {
         } else {
             self.with_reason(Some(&reason))
         };
-        Tx { mem: &mem, ..tx }.commit()?;
+        Tx { mem: &mem, ..tx }.recorded_as("undo", &id).commit()?;
         Ok(id)
     }
+}
+
+/// The commit a plain `undo` reverts: walking back from the newest, an undo that was itself
+/// undone is skipped, a live undo marks its target as undone and is skipped, and the first
+/// other change memdir made (not a hand edit) is the one.
+fn step_back(history: &[HistoryEntry]) -> Result<String, Error> {
+    let mut undone: Vec<&str> = Vec::new();
+    for h in history {
+        if h.writer == HAND_EDIT {
+            continue;
+        }
+        let is_undone = undone.iter().any(|u| h.commit.starts_with(u));
+        if let Some(target) = h.summary.strip_prefix("undo ") {
+            // Undos made before the target was named in the summary name it in the reason.
+            let target = match target.trim() {
+                "last change" => h.reason.as_deref().and_then(|r| r.strip_prefix("undo ")),
+                t => Some(t),
+            };
+            if let Some(t) = target.map(str::trim).filter(|t| t.len() >= 4)
+                && !is_undone
+            {
+                undone.push(t);
+            }
+            continue;
+        }
+        if !is_undone {
+            return Ok(h.commit.clone());
+        }
+    }
+    Err(Error::NotFound("nothing to undo".into()))
 }

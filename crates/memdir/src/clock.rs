@@ -23,6 +23,23 @@ impl Clock {
         }
     }
 
+    /// An instant as memdir shows it everywhere (history, blame, proposals): RFC 3339 in the
+    /// clock's time zone, with its offset (`2026-11-30T10:15:00+01:00`). Logs and proposal ids
+    /// use the same zone, so one change shows one local time everywhere.
+    pub fn local(&self, at: Timestamp) -> String {
+        at.to_zoned_datetime(self.tz.clone())
+            .strftime("%Y-%m-%dT%H:%M:%S%:z")
+            .to_string()
+    }
+
+    /// [`Clock::local`] of an RFC 3339 text; the text as it was when it does not parse.
+    pub fn local_text(&self, rfc3339: &str) -> String {
+        rfc3339
+            .parse::<Timestamp>()
+            .map(|t| self.local(t))
+            .unwrap_or_else(|_| rfc3339.to_string())
+    }
+
     /// The current instant in the clock's time zone.
     pub fn now(&self) -> ZonedDateTime {
         self.fixed

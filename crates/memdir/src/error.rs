@@ -15,7 +15,8 @@ pub enum ErrorKind {
     Conflict,
     /// The storage failed.
     Backend,
-    /// The change was not applied but saved as a proposal for review (not a failure).
+    /// The change was not applied but saved as a proposal for review: every front end reports
+    /// it as a failure (the change was not made), with where the proposal waits.
     Proposed,
 }
 

@@ -6,7 +6,7 @@ use crate::folder::FolderStore;
 use crate::proposals::proposed;
 use crate::provenance::{Actor, Source};
 use crate::store::{Entry, EntryKind, LockName, Store, StoreError};
-use memdir_core::config::Config;
+use memdir_core::config::{Config, with_git_disabled};
 use memdir_core::context::{Fill, Section, fence_untrusted, fit, nest_headings, render, tokens};
 use memdir_core::log::{
     EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK, LOG_DIR, date_of_file_name, format_entry, log_path,
@@ -110,8 +110,8 @@ impl Memory {
         Memory::init_with(root, clock, true)
     }
 
-    /// Like [`Memory::init`]; `git: false` opts out of the repository (as does
-    /// `[git] enabled = false` in the config).
+    /// Like [`Memory::init`]; `git: false` opts out of the repository and records that in the
+    /// config (`[git] enabled = false`), so a later `init` does not start one.
     pub fn init_with(root: &Path, clock: Clock, git: bool) -> Result<Memory, Error> {
         let store = Arc::new(FolderStore::create(root)?);
         for dir in [LOG_DIR, SCRATCH_DIR] {
@@ -120,8 +120,21 @@ impl Memory {
         if store.stat(&mp(CORE_FILE))?.is_none() {
             store.write(&mp(CORE_FILE), b"")?;
         }
-        if store.read_meta("config.toml")?.is_none() {
-            store.write_meta("config.toml", Config::template().as_bytes())?;
+        // `--no-git` is remembered in the config, so a later `init` does not start a repository.
+        let config = match store.read_meta("config.toml")? {
+            Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            None => String::new(),
+        };
+        let config = match (config.is_empty(), git) {
+            (true, true) => Some(Config::template()),
+            (true, false) => Some(with_git_disabled(&Config::template()).map_err(Error::Invalid)?),
+            (false, false) if Config::from_toml(&config).is_ok_and(|c| c.git.enabled) => {
+                Some(with_git_disabled(&config).map_err(Error::Invalid)?)
+            }
+            (false, _) => None,
+        };
+        if let Some(text) = config {
+            store.write_meta("config.toml", text.as_bytes())?;
         }
         let mem = Memory::from_store(store, clock)?;
         if git && mem.config.git.enabled {
@@ -511,7 +524,7 @@ impl Memory {
             self.config.core.cap().check(CORE_FILE, &current, content)?;
             if !self.gate_core(&current, content)? {
                 let id = self.write_proposal(&current, content)?;
-                tx.commit()?;
+                tx.recorded_as("propose", CORE_FILE).commit()?;
                 return Err(proposed(&id));
             }
             self.store.write(&p, content.as_bytes())?;
@@ -569,7 +582,7 @@ impl Memory {
             self.config.core.cap().check(CORE_FILE, &text, &updated)?;
             if !self.gate_core(&text, &updated)? {
                 let id = self.write_proposal(&text, &updated)?;
-                tx.commit()?;
+                tx.recorded_as("propose", CORE_FILE).commit()?;
                 return Err(proposed(&id));
             }
         }

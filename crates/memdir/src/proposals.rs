@@ -3,13 +3,14 @@
 //!
 //! A proposal is a reviewable Markdown file, `proposals/<id>.md`: a small header, the diff, and
 //! the full proposed content in a fenced block. `memdir review accept ID` applies it (if core has
-//! not changed since) and `reject` deletes it; git keeps both.
+//! not changed since) and `reject` drops it; either way the file moves to `archive/proposals/`.
 
 use crate::error::Error;
 use crate::memory::{CORE_FILE, Memory, content_version};
 use crate::provenance::{Actor, Source};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::path::MemPath;
+use memdir_core::state::ARCHIVE_DIR;
 use serde::Serialize;
 
 /// The folder that holds proposals.
@@ -194,7 +195,7 @@ impl Memory {
             path: format!("{PROPOSALS_DIR}/{id}.md"),
             writer: writer.clone(),
             reason: self.reason().unwrap_or_default().to_string(),
-            created: now.timestamp().to_string(),
+            created: self.clock().local(now.timestamp()),
             base,
             diff,
             content: new.to_string(),
@@ -239,7 +240,10 @@ impl Memory {
     /// Applies a proposal as the user would, then deletes it. Refused if core changed since.
     pub fn accept_proposal(&self, id: &str) -> Result<Proposal, Error> {
         let p = self.proposal(id)?;
-        let reason = format!("accept proposal {id} by {}", p.writer);
+        let reason = match p.reason.trim() {
+            "" => format!("accept proposal {id} by {}", p.writer),
+            r => format!("accept proposal {id} by {}: {r}", p.writer),
+        };
         let user = self
             .with_actor(Actor {
                 writer: self.actor().writer.clone(),
@@ -265,18 +269,30 @@ impl Memory {
             &p.content,
         )?;
         self.store().write(&core, p.content.as_bytes())?;
-        self.store().remove(&MemPath::parse_file(&p.path)?)?;
+        self.file_away(&p)?;
         tx.commit()?;
         Ok(p)
     }
 
-    /// Deletes a proposal (git keeps it).
+    /// Rejects a proposal: it moves to `archive/proposals/`, like an accepted one.
     pub fn reject_proposal(&self, id: &str) -> Result<Proposal, Error> {
         let p = self.proposal(id)?;
         let tx = self.begin("review reject", &p.path)?;
-        self.store().remove(&MemPath::parse_file(&p.path)?)?;
+        self.file_away(&p)?;
         tx.commit()?;
         Ok(p)
+    }
+
+    /// Moves a decided proposal to `archive/proposals/<id>.md`, so its text stays readable (and
+    /// searchable) with or without git; an archived copy of the same id is kept, and this one
+    /// goes.
+    fn file_away(&self, p: &Proposal) -> Result<(), Error> {
+        let from = MemPath::parse_file(&p.path)?;
+        let to = MemPath::parse_file(&format!("{ARCHIVE_DIR}/{}", p.path))?;
+        match self.store().rename(&from, &to) {
+            Err(StoreError::Conflict(_)) => Ok(self.store().remove(&from)?),
+            other => Ok(other?),
+        }
     }
 }
 
