@@ -623,7 +623,7 @@ pub fn parse_index(text: &str) -> Option<Vec<IndexEntry>> {
             external = false;
             continue;
         }
-        if external && line.starts_with("(Untrusted") {
+        if external && line.starts_with(crate::context::WARNING) {
             continue;
         }
         let inner = line.strip_prefix("- [")?;

@@ -108,40 +108,18 @@ pub fn inside(p: &Path, root: &Path) -> bool {
     p.starts_with(root)
 }
 
-/// Splits text into what lies inside untrusted blocks and what lies outside them. A block opens
-/// at a line starting `<untrusted source="external" id="X">` and closes only at the line
-/// `</untrusted id="X">`; its first line inside (the warning) counts as neither. Panics when a
-/// block never closes.
-pub fn split_fences(out: &str) -> (String, String) {
-    let (mut inside, mut outside) = (String::new(), String::new());
-    let mut close: Option<String> = None;
-    for line in out.lines() {
-        match &close {
-            None if line.starts_with("<untrusted source=\"external\" id=\"") => {
-                let id = line
-                    .split("id=\"")
-                    .nth(1)
-                    .unwrap()
-                    .split('"')
-                    .next()
-                    .unwrap();
-                close = Some(format!("</untrusted id=\"{id}\">"));
-            }
-            None => {
-                outside.push_str(line);
-                outside.push('\n');
-            }
-            Some(c) if line == c => close = None,
-            Some(_) if line.starts_with("(Untrusted content from an external source") => {}
-            Some(_) => {
-                inside.push_str(line);
-                inside.push('\n');
-            }
-        }
-    }
+/// Runs git in the memory folder and returns its stdout; panics when git fails.
+pub fn git(f: &Fixture, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(f.root())
+        .args(args)
+        .output()
+        .unwrap();
     assert!(
-        close.is_none(),
-        "an untrusted block never closes in:\n{out}"
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    (inside, outside)
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
