@@ -201,6 +201,17 @@ async def exercise(c: Client, root: Path) -> None:
     prompt = await c.get_prompt("save-before-compaction")
     assert "memory_log" in prompt.messages[0].content.text
 
+    # Trust: writes through MCP are labelled `agent` and no argument raises that; an agent's
+    # change to core was not made, so it is an error result naming the proposal.
+    await ok(c, "memory_log", {"text": "labelled by the transport"})
+    trailer = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%(trailers:key=Memdir-Source,valueonly)"],
+                             capture_output=True, text=True, check=True).stdout
+    assert trailer.strip() == "agent"
+    assert "unknown field `source`" in await err(c, "memory_log", {"text": "x", "source": "user"})
+    gated = await err(c, "memory_write", {"path": "core.md", "content": "likes tea\n"})
+    assert "saved as proposal" in gated
+    assert (root / "core.md").read_text() == ""
+
 
 def test_stdio_lists_and_calls_every_tool(root: Path):
     async def go():
