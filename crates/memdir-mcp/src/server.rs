@@ -159,7 +159,13 @@ impl ServerHandler for MemdirServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let text = match request.uri.as_str() {
             URI_CORE => self.read_text(CORE_FILE)?.unwrap_or_default(),
-            URI_TODAY => self.read_text(&self.today_log())?.unwrap_or_default(),
+            // Shown as the context shows it, so external entries stay fenced.
+            URI_TODAY => {
+                let mem = self.tools.memory();
+                mem.day_log_shown(mem.clock().now().date())
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+                    .unwrap_or_default()
+            }
             URI_INDEX => self.read_text(INDEX_FILE)?.ok_or_else(|| {
                 ErrorData::resource_not_found(
                     "there is no MEMORY.md index in this memory folder yet",

@@ -374,6 +374,13 @@ impl Memory {
         Ok(sections)
     }
 
+    /// One day's log as the context shows it (every writer's file merged, external entries
+    /// fenced), or `None` when the day has no log. For readers that show a log to an agent.
+    pub fn day_log_shown(&self, date: jiff::civil::Date) -> Result<Option<String>, Error> {
+        let logs = self.list_opt(&mp(LOG_DIR))?;
+        Ok(self.day_log(&logs, date)?.map(|(_, text)| text))
+    }
+
     /// One day's log for the context: the main file and every writer's file merged in time
     /// order (stable, main first), non-main lines tagged with their writer, and entries from
     /// external sources fenced (a run of them in one block). Returns the main path and the text.
