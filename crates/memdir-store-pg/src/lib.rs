@@ -396,6 +396,25 @@ impl Db {
         Ok(tx)
     }
 
+    /// Locks the rows of `path` and everything under it. Every writer locks a file's row before
+    /// its `pending` row (the one-statement rewrite and append do so too), so two writers never
+    /// wait for each other in a circle.
+    async fn lock_rows(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        path: &str,
+    ) -> Result<(), StoreError> {
+        tx.execute(
+            "SELECT 1 FROM memdir.files WHERE tenant = $1
+               AND (path = $2 OR (path >= $2 || '/' AND path < $2 || '0'))
+             ORDER BY path FOR UPDATE",
+            &[&self.tenant, &path],
+        )
+        .await
+        .map_err(db_err)?;
+        Ok(())
+    }
+
     /// Notes the content of `paths` before their first write since the last recorded change
     /// (for history), inside the write's transaction.
     async fn touch(
@@ -449,6 +468,7 @@ impl Db {
         let tx = self.tree_tx(&mut c).await?;
         self.ensure_dirs(&tx, &ancestors(path), path.as_str())
             .await?;
+        self.lock_rows(&tx, path.as_str()).await?;
         self.touch(&tx, &[path.as_str()]).await?;
         let parent = parent_str(path.as_str());
         let n = tx
@@ -685,6 +705,7 @@ impl Store for PgStore {
         self.call(|db| async move {
             let mut c = db.conn().await?;
             let tx = db.tree_tx(&mut c).await?;
+            db.lock_rows(&tx, path.as_str()).await?;
             tx.execute(
                 "INSERT INTO memdir.pending (tenant, path, existed, content)
                  SELECT tenant, path, true, content FROM memdir.files
@@ -744,6 +765,7 @@ impl Store for PgStore {
                     "{to} already exists: moving never overwrites; remove it first or pick another name"
                 )));
             }
+            db.lock_rows(&tx, from.as_str()).await?;
             // Both ends of every moved file, for history: the old paths held content, the new
             // ones were free.
             tx.execute(

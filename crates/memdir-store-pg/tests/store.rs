@@ -503,3 +503,33 @@ fn a_thread_asking_again_for_its_own_lock_gets_an_error_and_file_locks_have_thei
     drop(g);
     drop(b.lock(LockName::Git).unwrap());
 }
+
+#[test]
+fn appends_racing_removes_and_rewrites_never_deadlock() {
+    let db = pg_or_skip!();
+    let s = Arc::new(PgStore::create(&db.url("alice")).unwrap());
+    let f = p("log/2026-12-01.md");
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let (s, f) = (s.clone(), f.clone());
+            std::thread::spawn(move || {
+                for i in 0..150 {
+                    let r = match (t, i % 3) {
+                        (0, 0) => s.remove(&f).or_else(|e| match e {
+                            StoreError::NotFound(_) => Ok(()),
+                            e => Err(e),
+                        }),
+                        (0, _) => s.write(&f, b"fresh\n"),
+                        _ => s.append(&f, b"- line\n"),
+                    };
+                    if let Err(e) = r {
+                        panic!("thread {t} step {i}: {e}");
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
