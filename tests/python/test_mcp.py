@@ -30,6 +30,8 @@ TOOLS = [
     "memory_log",
     "memory_scratch",
     "memory_offload",
+    "gate_request",
+    "gate_status",
     "memory",
 ]
 

@@ -105,6 +105,8 @@ pub enum Command {
     Review(cmd::review::Args),
     /// Print a file's version, for `write --base` / `edit --base`
     Version(cmd::version::Args),
+    /// Gates on irreversible actions: request, check, approve, verify the ledger
+    Gate(cmd::gate::Args),
 }
 
 /// What a command needs from the environment, read once here and nowhere below.
@@ -296,5 +298,6 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Undo(a) => cmd::undo::run(a, env),
         Command::Review(a) => cmd::review::run(a, env),
         Command::Version(a) => cmd::version::run(a, env),
+        Command::Gate(a) => cmd::gate::run(a, env),
     }
 }

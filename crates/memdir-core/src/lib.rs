@@ -16,6 +16,7 @@ pub mod caps;
 pub mod config;
 pub mod context;
 pub mod duration;
+pub mod gates;
 pub mod links;
 pub mod log;
 pub mod note;

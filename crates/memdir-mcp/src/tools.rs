@@ -187,6 +187,39 @@ pub fn specs() -> Vec<ToolSpec> {
             idempotent: false,
         },
         ToolSpec {
+            name: "gate_request",
+            title: "Ask the gate before an irreversible action",
+            description: "Before a payment, deploy, deletion or outbound message, ask the gate: it checks the user's policy (gates.toml: whitelisted targets, per-request and daily/weekly caps, human approval above a limit) and answers {\"decision\": \"allowed\", \"token\": ...} (hand the single-use token to the executor), {\"decision\": \"denied\", \"rule\": ...} (do not retry around it; the rule says why and what to do) or {\"decision\": \"pending\", \"id\": ...} (a person must approve; ask gate_status later). It never performs the action. Every request is recorded in the ledger.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "description": "The action kind, a table of gates.toml, e.g. payment, deploy."},
+                    "target": {"type": "string", "description": "Who or what the action is for, e.g. a payee or an environment."},
+                    "amount": {"type": ["number", "string"], "description": "How much, for kinds with amounts (e.g. 40 or \"12.50\")."},
+                    "reason": {"type": "string", "description": "Why, in one line; recorded in the ledger."}
+                },
+                "required": ["kind", "target", "reason"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+        ToolSpec {
+            name: "gate_status",
+            title: "Status of a pending gate request",
+            description: "Where a pending gate_request stands: {\"decision\": \"pending\", \"id\": ...} while it waits for a person, {\"decision\": \"allowed\", \"token\": ...} once approved (hand the token to the executor), or {\"decision\": \"denied\", \"rule\": ...}. Only a person can approve; no tool can.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {"id": {"type": "string", "description": "The id from a pending gate_request answer."}},
+                "required": ["id"],
+                "additionalProperties": false
+            }),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolSpec {
             name: "memory",
             title: "Memory directory (Anthropic memory tool)",
             description: "The Anthropic memory tool (memory_20250818) over the memory folder, mounted at /memories. Commands: view {path, view_range?} shows a folder (2 levels) or a file with line numbers; create {path, file_text} makes a new file; str_replace {path, old_str, new_str?} replaces a unique text; insert {path, insert_line, insert_text} inserts after a line (0 = top); delete {path}; rename {old_path, new_path} (never overwrites). All paths start with /memories; /memories itself cannot be deleted or renamed.",
@@ -276,6 +309,21 @@ struct ScratchArgs {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct GateRequestArgs {
+    kind: String,
+    target: String,
+    amount: Option<Value>,
+    reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GateStatusArgs {
+    id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct OffloadArgs {
     content: String,
     label: Option<String>,
@@ -319,9 +367,12 @@ fn date(field: &str, v: Option<String>) -> Result<Option<jiff::civil::Date>, Too
 }
 
 impl Tools {
-    /// The tools over `mem`.
+    /// The tools over `mem`, as an agent surface: the gates' policy and ledger can never be
+    /// changed through them, whatever source the memory was opened with.
     pub fn new(mem: Arc<Memory>) -> Tools {
-        Tools { mem }
+        Tools {
+            mem: Arc::new(mem.for_agent()),
+        }
     }
 
     /// The memory folder underneath.
@@ -340,6 +391,8 @@ impl Tools {
             "memory_log" => self.log(arguments),
             "memory_scratch" => self.scratch(arguments),
             "memory_offload" => self.offload(arguments),
+            "gate_request" => self.gate_request(arguments),
+            "gate_status" => self.gate_status(arguments),
             "memory" => Ok(anthropic::run(&self.mem, &arguments)),
             other => return Err(UnknownTool(other.to_string())),
         };
@@ -482,10 +535,58 @@ impl Tools {
         )))
     }
 
+    fn gate_request(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: GateRequestArgs = args("gate_request", v)?;
+        let amount = match a.amount {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            Some(_) => {
+                return Err(ToolText::error(
+                    "amount must be a number such as 40 or 12.50",
+                ));
+            }
+        };
+        let amount = amount
+            .map(|s| s.parse::<memdir_core::gates::Amount>())
+            .transpose()
+            .map_err(ToolText::error)?;
+        let req = memdir_core::gates::Request {
+            kind: a.kind,
+            target: a.target,
+            amount,
+        };
+        let answer = self
+            .mem
+            .with_reason(Some(&a.reason))
+            .gate_request(&req)
+            .map_err(fail)?;
+        Ok(gate_answer(&answer))
+    }
+
+    fn gate_status(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: GateStatusArgs = args("gate_status", v)?;
+        Ok(gate_answer(&self.mem.gate_status(&a.id).map_err(fail)?))
+    }
+
     fn offload(&self, v: Value) -> Result<ToolText, ToolText> {
         let a: OffloadArgs = args("memory_offload", v)?;
         let r = offload::offload(&self.mem, &a.content, a.label.as_deref()).map_err(fail)?;
         Ok(ToolText::ok(r.render()))
+    }
+}
+
+/// A gate's answer: its JSON object, then one line saying what to do. A denial is an error
+/// result, so the model sees the rule as a refusal.
+fn gate_answer(a: &memdir::gates::Answer) -> ToolText {
+    let text = format!(
+        "{}\n{}",
+        serde_json::to_string(a).unwrap_or_default(),
+        a.message()
+    );
+    match a {
+        memdir::gates::Answer::Denied { .. } => ToolText::error(text),
+        _ => ToolText::ok(text),
     }
 }
 

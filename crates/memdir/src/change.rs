@@ -108,6 +108,9 @@ impl Memory {
             None => git.resolve(Some(&step_back(&git.history(None, 1000)?)?))?,
         };
         let changes = git.revert_changes(target)?;
+        for (path, _) in &changes {
+            self.refuse_gate_files(path)?;
+        }
         apply(self.store().as_ref(), &changes)?;
         let id = target.to_string();
         let reason = format!("undo {}", &id[..10]);

@@ -19,6 +19,7 @@ mod change;
 mod clock;
 mod error;
 pub mod folder;
+pub mod gates;
 pub mod index;
 pub mod lint;
 mod memory;

@@ -53,6 +53,7 @@ pub struct Memory {
     reason: Option<String>,
     base: Option<String>,
     force: bool,
+    agent_surface: bool,
 }
 
 /// The assembled context, most stable section first.
@@ -162,6 +163,7 @@ impl Memory {
             reason: None,
             base: None,
             force: false,
+            agent_surface: false,
         })
     }
 
@@ -196,6 +198,20 @@ impl Memory {
             force,
             ..self.clone()
         }
+    }
+
+    /// This memory as an agent's tools see it: the gates' policy and ledger can never be
+    /// changed through it, whatever the source label says.
+    pub fn for_agent(&self) -> Memory {
+        Memory {
+            agent_surface: true,
+            ..self.clone()
+        }
+    }
+
+    /// True when this memory serves an agent's tools (see [`Memory::for_agent`]).
+    pub(crate) fn is_agent_surface(&self) -> bool {
+        self.agent_surface
     }
 
     /// Who is writing.
@@ -370,6 +386,7 @@ impl Memory {
                 text,
             ));
         }
+        sections.extend(self.gate_context()?);
         sections.push(Section::new("pointer", "", None, POINTER.to_string()));
         Ok(sections)
     }
@@ -522,6 +539,7 @@ impl Memory {
     /// Creates or replaces a file. `core.md` is checked against its cap and the core policy first.
     pub fn write(&self, path: &str, content: &str) -> Result<(), Error> {
         let p = MemPath::parse_file(path)?;
+        self.refuse_gate_files(&p)?;
         let tx = self.begin("write", p.as_str())?;
         if p.as_str() == CORE_FILE {
             let _lock = self.store.lock(LockName::File(&p))?;
@@ -557,6 +575,7 @@ impl Memory {
     /// Replaces exactly one occurrence of `old` with `new` in a file.
     pub fn edit(&self, path: &str, old: &str, new: &str) -> Result<(), Error> {
         let p = MemPath::parse_file(path)?;
+        self.refuse_gate_files(&p)?;
         if old.is_empty() {
             return Err(Error::Invalid(
                 "the text to replace is empty: give the exact text to change".into(),
@@ -617,6 +636,7 @@ impl Memory {
         if p.is_root() {
             return Err(Error::Invalid("cannot delete the memory root".into()));
         }
+        self.refuse_gate_files(&p)?;
         let tx = self.begin("rm", p.as_str())?;
         if p.as_str() == CORE_FILE {
             self.refuse_core_move_unless_user()?;
@@ -633,6 +653,8 @@ impl Memory {
         if f.is_root() || t.is_root() {
             return Err(Error::Invalid("cannot move the memory root".into()));
         }
+        self.refuse_gate_files(&f)?;
+        self.refuse_gate_files(&t)?;
         let tx = self.begin("mv", &format!("{f} -> {t}"))?;
         if t.as_str() == CORE_FILE {
             let _lock = self.store.lock(LockName::File(&t))?;

@@ -5,6 +5,7 @@ pub mod completions;
 pub mod context;
 pub mod edit;
 pub mod flush_prompt;
+pub mod gate;
 pub mod history;
 pub mod hook;
 pub mod index;
