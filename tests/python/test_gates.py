@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 from mcp import Client
-
-from conftest import clean_env
-from test_mcp import err, http_client, ok, run, stdio_client
 from mcp.client.stdio import StdioServerParameters
-from conftest import memdir_bin
+
+from conftest import clean_env, memdir_bin
+from test_mcp import err, http_client, ok, run
 
 POLICY = """[payment]
 targets = ["acme-*", "landlord"]

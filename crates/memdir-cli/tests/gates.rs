@@ -1,7 +1,7 @@
 //! Gates on irreversible actions (issue #17), on the real binary: the policy, requests, caps
 //! across processes, a person's approval at a real terminal (a pty), single-use tokens, the
 //! hash-chained ledger, and the policy's protection from every agent tool.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::{Fixture, NOW, bin, stderr, stdout};

@@ -2,7 +2,7 @@
 //! tokens, a person's approval, and the hash-chained ledger under `gates/ledger/`.
 //!
 //! Every operation that reads the ledger to decide and then appends to it does both under the
-//! `gates` lock (after the `git` lock, like every change), so two requests cannot both pass a cap
+//! ledger's lock (`gates/ledger`) (after the `git` lock, like every change), so two requests cannot both pass a cap
 //! and two checks of one token cannot both use it, whichever processes make them. The caps are
 //! computed from the ledger each time, so they hold across restarts.
 //!
@@ -13,7 +13,7 @@
 use crate::error::Error;
 use crate::memory::Memory;
 use crate::provenance::Source;
-use crate::store::{EntryKind, StoreError};
+use crate::store::{EntryKind, LockName, StoreError};
 use jiff::ToSpan;
 use memdir_core::context::Section;
 use memdir_core::gates::{
@@ -24,8 +24,6 @@ use memdir_core::gates::{
 use memdir_core::path::MemPath;
 use serde::Serialize;
 
-/// The lock every ledger read-decide-append holds.
-const GATES_LOCK: &str = "gates";
 /// The ledger's last `seq` and hash, kept beside it so a cut end is found.
 const HEAD_META: &str = "gates-head";
 
@@ -285,7 +283,7 @@ impl Memory {
             amount: req.amount,
         };
         let tx = self.begin("gate request", LEDGER_DIR)?;
-        let _lock = self.store().lock(GATES_LOCK)?;
+        let _lock = self.store().lock(LockName::File(&mp(LEDGER_DIR)?))?;
         let mut ledger = self.load_ledger()?;
         if let Some(b) = &ledger.broken {
             return Ok(Answer::Denied {
@@ -411,7 +409,7 @@ impl Memory {
     /// amount, while it is valid; the use is recorded. Every refusal is recorded too.
     pub fn gate_check(&self, presented: &str, req: &Request) -> Result<RequestState, Error> {
         let tx = self.begin("gate check", LEDGER_DIR)?;
-        let lock = self.store().lock(GATES_LOCK)?;
+        let lock = self.store().lock(LockName::File(&mp(LEDGER_DIR)?))?;
         let mut ledger = self.load_ledger()?;
         if let Some(b) = &ledger.broken {
             return Err(Error::Invalid(format!(
@@ -524,7 +522,7 @@ impl Memory {
             )));
         }
         let tx = self.begin("gate decide", LEDGER_DIR)?;
-        let lock = self.store().lock(GATES_LOCK)?;
+        let lock = self.store().lock(LockName::File(&mp(LEDGER_DIR)?))?;
         let mut ledger = self.load_ledger()?;
         if let Some(b) = &ledger.broken {
             return Err(Error::Invalid(format!(

@@ -191,7 +191,7 @@ pub fn fit(text: &str, cap: Cap) -> (String, usize) {
 
 /// The context sections that follow core: the index (cut to its cap, with a note saying how much
 /// was left out), the running state, one growth-guard line when core or the index is at 90% of
-/// its cap or more, and one line when proposals wait for the user.
+/// its cap or more, and one line each when proposals or gate requests wait for the user.
 pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
     let store = mem.store().as_ref();
     let mut out = Vec::new();
@@ -255,6 +255,7 @@ pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
             ),
         ));
     }
+    out.extend(mem.gate_context()?);
     Ok(out)
 }
 

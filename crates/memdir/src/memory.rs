@@ -386,7 +386,6 @@ impl Memory {
                 text,
             ));
         }
-        sections.extend(self.gate_context()?);
         sections.push(Section::new("pointer", "", None, POINTER.to_string()));
         Ok(sections)
     }
