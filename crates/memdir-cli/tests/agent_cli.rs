@@ -40,6 +40,8 @@ fn tool_list_names_every_tool_with_its_schema() {
             "memory_log",
             "memory_scratch",
             "memory_offload",
+            "gate_request",
+            "gate_status",
             "memory"
         ]
     );
