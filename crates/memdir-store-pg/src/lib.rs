@@ -23,7 +23,10 @@
 #![deny(missing_docs)]
 
 mod bridge;
+mod history;
 mod schema;
+
+pub use history::PgHistory;
 
 use bridge::Bridge;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -230,6 +233,14 @@ impl PgStore {
                 None => Err(db.missing(&c, &path).await),
             }
         })
+    }
+
+    /// The memory's change history, kept in the same database.
+    pub fn history(&self) -> PgHistory {
+        PgHistory {
+            db: self.db.clone(),
+            bridge: self.bridge.clone(),
+        }
     }
 
     /// The memory's name.
@@ -505,26 +516,26 @@ impl Db {
         append: bool,
     ) -> Result<bool, StoreError> {
         let sql = if append {
-            "WITH old AS (
-                 SELECT content FROM memdir.files
+            "WITH old AS MATERIALIZED (
+                 SELECT content AS before FROM memdir.files
                  WHERE tenant = $1 AND path = $2 AND NOT is_dir FOR UPDATE),
              rec AS (
                  INSERT INTO memdir.pending (tenant, path, existed, content)
-                 SELECT $1, $2, true, content FROM old
+                 SELECT $1, $2, true, before FROM old
                  ON CONFLICT DO NOTHING)
              UPDATE memdir.files SET content = content || $3, modified_ms = memdir.now_ms(),
                  version = NULL
-             WHERE tenant = $1 AND path = $2 AND NOT is_dir"
+             FROM old WHERE tenant = $1 AND path = $2 AND NOT is_dir"
         } else {
-            "WITH old AS (
-                 SELECT content FROM memdir.files
+            "WITH old AS MATERIALIZED (
+                 SELECT content AS before FROM memdir.files
                  WHERE tenant = $1 AND path = $2 AND NOT is_dir FOR UPDATE),
              rec AS (
                  INSERT INTO memdir.pending (tenant, path, existed, content)
-                 SELECT $1, $2, true, content FROM old
+                 SELECT $1, $2, true, before FROM old
                  ON CONFLICT DO NOTHING)
              UPDATE memdir.files SET content = $3, modified_ms = memdir.now_ms(), version = $4
-             WHERE tenant = $1 AND path = $2 AND NOT is_dir"
+             FROM old WHERE tenant = $1 AND path = $2 AND NOT is_dir"
         };
         let version = (!append).then(|| version_of(data));
         let c = self.conn().await?;
