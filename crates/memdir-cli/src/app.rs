@@ -1,6 +1,7 @@
 //! Argument parsing, engine construction from the environment, and dispatch.
 
 use crate::cmd;
+use crate::store::Location;
 use crate::ui::{CliError, CliResult, exit};
 use clap::{Parser, Subcommand};
 use memdir::{Clock, Memory};
@@ -13,6 +14,11 @@ pub struct Cli {
     /// The memory folder [env: MEMDIR_ROOT; default: $XDG_DATA_HOME/memdir or ~/.local/share/memdir]
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
+
+    /// Where the memory lives: a folder path, or postgres://HOST/DB?tenant=NAME
+    /// [env: MEMDIR_STORE; default: the memory folder]
+    #[arg(long, global = true, value_name = "URL")]
+    pub store: Option<String>,
 
     /// Who is writing: recorded as the git author; non-main writers log to their own file
     /// [env: MEMDIR_WRITER; default: main]
@@ -36,6 +42,8 @@ pub struct Cli {
 const AFTER_HELP: &str = "\
 Environment:
   MEMDIR_ROOT   the memory folder when --root is not given
+  MEMDIR_STORE  where the memory lives (a folder or postgres://HOST/DB?tenant=NAME) when
+                neither --store nor --root is given; it wins over MEMDIR_ROOT
   MEMDIR_NOW    pretend the time is this RFC 3339 instant (tests, replays)
   MEMDIR_MODEL_DIR  the local embedding model for --mode semantic|hybrid, over [embed] in config
   MEMDIR_WRITER the writer identity when --writer is not given
@@ -107,11 +115,18 @@ pub enum Command {
     Version(cmd::version::Args),
     /// Gates on irreversible actions: request, check, approve, verify the ledger
     Gate(cmd::gate::Args),
+    /// Copy this memory into another store, byte for byte (`--to DIR|URL`)
+    Export(cmd::export::Args),
+    /// Copy a memory from another store into this one, byte for byte (`--from DIR|URL`)
+    Import(cmd::import::Args),
 }
 
 /// What a command needs from the environment, read once here and nowhere below.
 pub struct Env {
-    /// The memory folder.
+    /// Where the memory lives.
+    pub location: Location,
+    /// The memory folder (the current folder for a store that is not one): relative model
+    /// paths in the config are taken from here.
     pub root: PathBuf,
     /// The clock.
     pub clock: Clock,
@@ -129,9 +144,9 @@ pub struct Env {
 }
 
 impl Env {
-    /// Opens the memory folder.
+    /// Opens the memory.
     pub fn open(&self) -> Result<Memory, CliError> {
-        let mem = Memory::open(&self.root, self.clock.clone())?;
+        let mem = Memory::open_backend(self.location.open(false)?, self.clock.clone())?;
         let mem = mem
             .with_actor(self.actor_for(&mem))
             .with_reason(self.reason.as_deref());
@@ -184,13 +199,27 @@ fn default_root() -> Result<PathBuf, CliError> {
 }
 
 fn build_env(cli: &Cli) -> Result<Env, CliError> {
-    let root = match (
-        &cli.root,
-        std::env::var_os("MEMDIR_ROOT").filter(|v| !v.is_empty()),
-    ) {
-        (Some(r), _) => r.clone(),
-        (None, Some(r)) => PathBuf::from(r),
-        (None, None) => default_root()?,
+    let env_store = || std::env::var("MEMDIR_STORE").ok().filter(|v| !v.is_empty());
+    let location = match (&cli.store, &cli.root) {
+        (Some(_), Some(_)) => {
+            return Err(CliError::invalid(
+                "pass --store or --root, not both: --store takes a folder path too",
+            ));
+        }
+        (Some(s), None) => Location::parse(s)?,
+        (None, Some(r)) => Location::Folder(r.clone()),
+        (None, None) => match (
+            env_store(),
+            std::env::var_os("MEMDIR_ROOT").filter(|v| !v.is_empty()),
+        ) {
+            (Some(s), _) => Location::parse(&s)?,
+            (None, Some(r)) => Location::Folder(PathBuf::from(r)),
+            (None, None) => Location::Folder(default_root()?),
+        },
+    };
+    let root = match &location {
+        Location::Folder(r) => r.clone(),
+        Location::Postgres(_) => PathBuf::from("."),
     };
     let tz = jiff::tz::TimeZone::system();
     let clock = match std::env::var("MEMDIR_NOW") {
@@ -224,6 +253,7 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
         None => memdir::Source::User,
     };
     Ok(Env {
+        location,
         root,
         clock,
         model_dir,
@@ -299,5 +329,7 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Review(a) => cmd::review::run(a, env),
         Command::Version(a) => cmd::version::run(a, env),
         Command::Gate(a) => cmd::gate::run(a, env),
+        Command::Export(a) => cmd::export::run(a, env),
+        Command::Import(a) => cmd::import::run(a, env),
     }
 }

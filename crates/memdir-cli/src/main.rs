@@ -3,6 +3,7 @@
 
 mod app;
 mod cmd;
+mod store;
 mod ui;
 
 fn main() {

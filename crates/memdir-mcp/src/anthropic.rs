@@ -22,7 +22,7 @@
 //! at most [`VIEW_CHAR_CAP`] characters of a file, then says which `view_range` shows the rest.
 
 use crate::ToolText;
-use memdir::{EntryKind, Error, Memory, StoreError};
+use memdir::{EntryKind, Error, Memory, Precondition, StoreError};
 use memdir_core::path::{MEMORIES_PREFIX, MemPath, PathError};
 use serde_json::Value;
 
@@ -433,7 +433,16 @@ fn create(mem: &Memory, a: &Args<'_>) -> Reply {
     if kind_of(mem, &t.path)?.is_some() {
         return Err(format!("Error: File {} already exists", t.shown));
     }
-    write_checked(mem, &t.path, None, text)?;
+    // "Create only" is checked by the store with the write: a file made meanwhile is kept.
+    match mem
+        .with_precondition(Precondition::Absent)
+        .write(t.path.as_str(), text)
+    {
+        Err(Error::Store(StoreError::Conflict(_))) => {
+            Err(format!("Error: File {} already exists", t.shown))
+        }
+        other => other.map_err(engine),
+    }?;
     Ok(format!("File created successfully at: {}", t.shown))
 }
 

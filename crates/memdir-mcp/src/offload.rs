@@ -3,7 +3,7 @@
 //! summarised away: the file holds the output byte for byte, so the compression can be undone by
 //! reading it back.
 
-use memdir::{Error, LockName, Memory};
+use memdir::{Error, Memory, Precondition, StoreError};
 use memdir_core::path::MemPath;
 
 /// The folder offloaded outputs live in.
@@ -84,8 +84,11 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
     let now = mem.clock().now();
     let dir = format!("{OFFLOAD_DIR}/{}", now.strftime("%Y-%m-%d"));
     let stem = format!("{}-{}", now.strftime("%H%M%S"), slug(label.unwrap_or("")));
-    // Picking a free name in the day's folder is serialized by that folder's lock.
-    let _lock = mem.store().lock(LockName::File(&MemPath::parse(&dir)?))?;
+    // Each name is tried with "create only", so two offloads in the same second never take
+    // the same name, on any backend, without a lock. The write goes through the engine like
+    // any other, so it is committed as the writer's change and not swept into the next one
+    // as a hand edit.
+    let create = mem.with_precondition(Precondition::Absent);
     let mut n = 1;
     let path = loop {
         let name = if n == 1 {
@@ -94,14 +97,12 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
             format!("{dir}/{stem}-{n}.md")
         };
         let p = MemPath::parse_file(&name)?;
-        if mem.store().stat(&p)?.is_none() {
-            break p;
+        match create.write(p.as_str(), content) {
+            Ok(()) => break p,
+            Err(Error::Store(StoreError::Conflict(_))) => n += 1,
+            Err(e) => return Err(e),
         }
-        n += 1;
     };
-    // Through the engine like any other write, so it is committed as the writer's change and
-    // not swept into the next one as a hand edit.
-    mem.write(path.as_str(), content)?;
     let mut nonblank = content.lines().filter(|l| !l.trim().is_empty());
     let first = nonblank.next().map(quote).unwrap_or_default();
     let last = content

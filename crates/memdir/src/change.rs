@@ -1,36 +1,37 @@
-//! How a change is recorded: under the `git` lock, hand edits committed first, then the change
-//! committed by its writer. Without a repository a change is just applied.
+//! How a change is recorded: under the `git` change lock (taken whether or not history is
+//! kept, so two changes never interleave), whatever changed outside memdir is recorded first,
+//! then the change is recorded by its writer through the [`History`] seam.
 
 use crate::error::Error;
+use crate::history::{Change, History};
 use crate::memory::Memory;
-use crate::provenance::{BlameLine, Git, HAND_EDIT, HistoryEntry, apply, message};
+use crate::provenance::{BlameLine, HAND_EDIT, HistoryEntry, apply};
 use crate::store::{LockGuard, LockName};
 use memdir_core::path::MemPath;
+use std::sync::Arc;
 
 /// An open change; call [`Tx::commit`] once the files are written.
 pub(crate) struct Tx<'a> {
     mem: &'a Memory,
-    git: Option<Git>,
+    history: Option<Arc<dyn History>>,
     op: String,
     path: String,
-    _lock: Option<Box<dyn LockGuard>>,
+    _lock: Box<dyn LockGuard>,
 }
 
 impl Memory {
-    /// Starts a change named `op` on `path`.
+    /// Starts a change named `op` on `path`. Every change holds the change lock until it is
+    /// committed, with or without history: it serialises writers, so what a change read is
+    /// still current when it writes.
     pub(crate) fn begin(&self, op: &str, path: &str) -> Result<Tx<'_>, Error> {
-        let git = self.git_root().and_then(Git::open);
-        let lock = match &git {
-            Some(g) => {
-                let lock = self.store().lock(LockName::Git)?;
-                g.commit_hand_edits(self.clock().now().timestamp())?;
-                Some(lock)
-            }
-            None => None,
-        };
+        let lock = self.store().lock(LockName::Git)?;
+        let history = self.history_backend().cloned();
+        if let Some(h) = &history {
+            h.prepare(self.clock().now().timestamp())?;
+        }
         Ok(Tx {
             mem: self,
-            git,
+            history,
             op: op.to_string(),
             path: path.to_string(),
             _lock: lock,
@@ -49,25 +50,29 @@ impl Tx<'_> {
         }
     }
 
-    /// Commits what the change wrote (nothing when there is no repository or no change).
+    /// Records what the change wrote (nothing when there is no history or no change).
     pub(crate) fn commit(self) -> Result<(), Error> {
-        if let Some(git) = &self.git {
-            let actor = self.mem.actor();
-            let msg = message(&self.op, &self.path, self.mem.reason(), actor.source);
-            git.commit_all(actor, &msg, self.mem.clock().now().timestamp())?;
+        if let Some(h) = &self.history {
+            h.commit(&Change {
+                op: &self.op,
+                path: &self.path,
+                reason: self.mem.reason(),
+                actor: self.mem.actor(),
+                at: self.mem.clock().now().timestamp(),
+            })?;
         }
         Ok(())
     }
 }
 
 impl Memory {
-    fn repo(&self) -> Result<Git, Error> {
+    fn repo(&self) -> Result<&Arc<dyn History>, Error> {
         if !self.config().git.enabled {
             return Err(Error::Invalid(
                 "git history is off for this memory folder ([git] enabled = false in .memdir/config.toml): set it to true, then run `memdir init` to start recording".into(),
             ));
         }
-        self.git_root().and_then(Git::open).ok_or_else(|| {
+        self.history_backend().ok_or_else(|| {
             Error::Invalid(
                 "this memory folder has no git history: run `memdir init` to start one".into(),
             )
@@ -101,19 +106,18 @@ impl Memory {
     /// nor undone already, so undoing twice undoes the last two changes. Naming an undo's commit
     /// reverts that undo (a redo).
     pub fn undo(&self, commit: Option<&str>) -> Result<String, Error> {
-        let git = self.repo()?;
+        let history = self.repo()?.clone();
         let tx = self.begin("undo", commit.unwrap_or("last change"))?;
         let target = match commit {
-            Some(c) => git.resolve(Some(c))?,
-            None => git.resolve(Some(&step_back(&git.history(None, 1000)?)?))?,
+            Some(c) => c.to_string(),
+            None => step_back(&history.history(None, 1000)?)?,
         };
-        let changes = git.revert_changes(target)?;
+        let (id, changes) = history.revert(&target)?;
         for (path, _) in &changes {
             self.refuse_gate_files(path)?;
         }
         apply(self.store().as_ref(), &changes)?;
-        let id = target.to_string();
-        let reason = format!("undo {}", &id[..10]);
+        let reason = format!("undo {}", id.get(..10).unwrap_or(&id));
         let mem = if self.reason().is_some() {
             self.clone()
         } else {

@@ -9,7 +9,9 @@
 //! Writes: a whole-file write goes to a hidden temp file in the same folder, is fsynced, renamed
 //! over the target, and the folder is fsynced. Appends take an exclusive `flock` on the file.
 
-use crate::store::{Entry, EntryKind, LockGuard, LockName, Store, StoreError};
+use crate::store::{
+    Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version, stale,
+};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 use memdir_core::path::{MemPath, RESERVED};
@@ -107,6 +109,18 @@ impl FolderStore {
 
 /// Writes `data` to `name` in `dir` through a temp file and a rename.
 fn atomic_write(dir: &Dir, name: &str, data: &[u8], shown: &str) -> Result<(), StoreError> {
+    atomic_write_with(dir, name, data, shown, false)
+}
+
+/// [`atomic_write`]; with `create_only` the rename refuses an existing target
+/// (`RENAME_NOREPLACE`), so "create only" needs no lock.
+fn atomic_write_with(
+    dir: &Dir,
+    name: &str,
+    data: &[u8],
+    shown: &str,
+    create_only: bool,
+) -> Result<(), StoreError> {
     let tmp = format!(
         ".{name}.{}.{}.tmp",
         std::process::id(),
@@ -117,7 +131,11 @@ fn atomic_write(dir: &Dir, name: &str, data: &[u8], shown: &str) -> Result<(), S
         f.write_all(data)?;
         f.sync_all()?;
         drop(f);
-        dir.rename(&tmp, dir, name)?;
+        if create_only {
+            rustix::fs::renameat_with(dir, &tmp, dir, name, rustix::fs::RenameFlags::NOREPLACE)?;
+        } else {
+            dir.rename(&tmp, dir, name)?;
+        }
         sync_dir(dir)
     })();
     if let Err(e) = result {
@@ -252,16 +270,48 @@ impl Store for FolderStore {
         self.root.read(path.as_str()).map_err(|e| io_err(e, path))
     }
 
-    fn write(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+    fn write_if(
+        &self,
+        path: &MemPath,
+        data: &[u8],
+        pre: &Precondition,
+    ) -> Result<Version, StoreError> {
         let (dir, name) = self.parent_of(path, true)?;
-        if let Ok(m) = dir.symlink_metadata(name)
-            && m.is_dir()
-        {
-            return Err(StoreError::InvalidPath(format!(
-                "{path} is a folder, not a file"
-            )));
+        // A version check and the write are one step for every memdir process: they hold the
+        // file's write lock (`write-<hash>.lock`), taken nowhere else, so it nests inside any
+        // lock of the engine's.
+        let _held = match pre {
+            Precondition::Matches(_) => Some(self.take_lock(
+                format!("write-{}.lock", path_hash(path)),
+                &format_args!("write:{path}"),
+            )?),
+            _ => None,
+        };
+        let current = dir.symlink_metadata(name).ok();
+        if current.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(match pre {
+                Precondition::Absent => {
+                    StoreError::Conflict(format!("{path} already exists (a folder)"))
+                }
+                _ => StoreError::InvalidPath(format!("{path} is a folder, not a file")),
+            });
         }
-        atomic_write(&dir, name, data, path.as_str())
+        match pre {
+            Precondition::Any => atomic_write(&dir, name, data, path.as_str())?,
+            Precondition::Absent => atomic_write_with(&dir, name, data, path.as_str(), true)?,
+            Precondition::Matches(want) => {
+                let now = match dir.read(name) {
+                    Ok(b) => Some(Version::of(&b)),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(io_err(e, path)),
+                };
+                if now.as_ref() != Some(want) {
+                    return Err(stale(path, want, now.as_ref()));
+                }
+                atomic_write(&dir, name, data, path.as_str())?
+            }
+        }
+        Ok(Version::of(data))
     }
 
     fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
@@ -389,8 +439,29 @@ impl Store for FolderStore {
             .map_err(|e| io_err(e, path))
     }
 
+    fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.root.read(format!("{META_DIR}/{name}")) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err_str(e, &format!("{META_DIR}/{name}"))),
+        }
+    }
+
+    fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
+        let meta = self.meta_dir()?;
+        atomic_write(&meta, name, data, &format!("{META_DIR}/{name}"))
+    }
+}
+
+impl Locks for FolderStore {
     fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
-        let file = lock_file_name(name);
+        Ok(Box::new(self.take_lock(lock_file_name(name), &name)?))
+    }
+}
+
+impl FolderStore {
+    /// Takes the `flock` on `.memdir/locks/<file>`, refusing one this thread holds already.
+    fn take_lock(&self, file: String, name: &dyn std::fmt::Display) -> Result<FileLock, StoreError> {
         let held = (
             self.root_path.join(META_DIR).join(&file),
             thread::current().id(),
@@ -420,24 +491,11 @@ impl Store for FolderStore {
             Ok(f)
         })();
         match taken {
-            Ok(f) => Ok(Box::new(FileLock { _file: f, held })),
+            Ok(f) => Ok(FileLock { _file: f, held }),
             Err(e) => {
                 release(&held);
                 Err(e)
             }
         }
-    }
-
-    fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.root.read(format!("{META_DIR}/{name}")) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err_str(e, &format!("{META_DIR}/{name}"))),
-        }
-    }
-
-    fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
-        let meta = self.meta_dir()?;
-        atomic_write(&meta, name, data, &format!("{META_DIR}/{name}"))
     }
 }

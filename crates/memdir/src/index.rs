@@ -4,7 +4,7 @@
 use crate::error::Error;
 use crate::memory::{CORE_FILE, Memory};
 use crate::notes::{NoteFile, read_text, scan};
-use crate::store::LockName;
+use crate::store::{LockName, Precondition};
 use memdir_core::caps::{Cap, CapExceeded, Size};
 use memdir_core::context::{Fill, Section, nest_headings, units};
 use memdir_core::note::{INDEX_FILE, IndexEntry, Note, parse_index, render_index};
@@ -95,7 +95,12 @@ fn write_index(mem: &Memory, files: &[NoteFile]) -> Result<IndexReport, Error> {
 ///
 /// When `MEMORY.md` is exactly what memdir last generated, only this note's line changes and no
 /// other note is read; otherwise the index is rebuilt from every note.
-pub(crate) fn write_note(mem: &Memory, path: &MemPath, content: &str) -> Result<(), Error> {
+pub(crate) fn write_note(
+    mem: &Memory,
+    path: &MemPath,
+    content: &str,
+    pre: &Precondition,
+) -> Result<(), Error> {
     let _lock = mem.store().lock(LockName::Index)?;
     let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
     let before = match current.as_deref().and_then(parse_index) {
@@ -123,7 +128,7 @@ pub(crate) fn write_note(mem: &Memory, path: &MemPath, content: &str) -> Result<
         }
         .into());
     }
-    mem.store().write(path, content.as_bytes())?;
+    mem.store().write_if(path, content.as_bytes(), pre)?;
     save_index(mem, current.as_deref(), &after_text, !after.is_empty())
 }
 

@@ -15,14 +15,17 @@
 #![deny(missing_docs)]
 
 pub mod archive;
+mod backend;
 mod change;
 mod clock;
 mod error;
 pub mod folder;
 pub mod gates;
+pub mod history;
 pub mod index;
 pub mod lint;
 mod memory;
+pub mod memstore;
 pub mod notes;
 pub mod proposals;
 pub mod provenance;
@@ -30,11 +33,15 @@ pub mod search;
 pub mod store;
 mod trust;
 
+pub use backend::{Backend, CopyReport, copy};
 pub use clock::Clock;
 pub use error::{Error, ErrorKind};
 pub use folder::FolderStore;
 /// The embedders of the vector index (local model, OpenAI-compatible endpoint).
 pub use memdir_embed as embed;
+pub use memstore::{MemHistory, MemStore};
 pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport, content_version};
 pub use provenance::{Actor, Source};
-pub use store::{Entry, EntryKind, LockName, Store, StoreError};
+pub use store::{
+    Entry, EntryKind, LockName, Locks, Precondition, Store, StoreError, Version,
+};

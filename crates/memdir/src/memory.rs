@@ -2,10 +2,12 @@
 
 use crate::clock::Clock;
 use crate::error::Error;
+use crate::backend::Backend;
 use crate::folder::FolderStore;
+use crate::history::History;
 use crate::proposals::proposed;
 use crate::provenance::{Actor, Source};
-use crate::store::{Entry, EntryKind, LockName, Store, StoreError};
+use crate::store::{Entry, EntryKind, LockName, Precondition, Store, StoreError, Version};
 use memdir_core::config::{Config, with_git_disabled};
 use memdir_core::context::{Fill, Section, fence_untrusted, fit, nest_headings, render, tokens};
 use memdir_core::log::{
@@ -18,15 +20,9 @@ use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The version of some content: its git blob id.
+/// The version of some content: its git blob id ([`Version::of`] as text).
 pub fn content_version(data: &[u8]) -> String {
-    git2::Oid::hash_object(git2::ObjectType::Blob, data)
-        .map(|o| o.to_string())
-        .unwrap_or_default()
-}
-
-fn short(v: &str) -> &str {
-    v.get(..12).unwrap_or(v)
+    Version::of(data).as_str().to_string()
 }
 
 /// The always-loaded file.
@@ -43,6 +39,7 @@ pub const POINTER: &str = "Not loaded above: older logs, notes and the archive. 
 #[derive(Clone)]
 pub struct Memory {
     store: Arc<dyn Store>,
+    history: Option<Arc<dyn History>>,
     config: Config,
     clock: Clock,
     /// The embedder of semantic and hybrid search, loaded on first use.
@@ -51,7 +48,7 @@ pub struct Memory {
     pub(crate) warm: Option<Arc<crate::search::Warm>>,
     actor: Actor,
     reason: Option<String>,
-    base: Option<String>,
+    expect: Precondition,
     force: bool,
     agent_surface: bool,
 }
@@ -102,7 +99,7 @@ fn mp(s: &str) -> MemPath {
 impl Memory {
     /// Opens an existing memory folder on local disk.
     pub fn open(root: &Path, clock: Clock) -> Result<Memory, Error> {
-        Memory::from_store(Arc::new(FolderStore::open(root)?), clock)
+        Memory::open_backend(Backend::folder(FolderStore::open(root)?), clock)
     }
 
     /// Creates the layout (idempotent: nothing that exists is touched), makes the folder a git
@@ -114,7 +111,13 @@ impl Memory {
     /// Like [`Memory::init`]; `git: false` opts out of the repository and records that in the
     /// config (`[git] enabled = false`), so a later `init` does not start one.
     pub fn init_with(root: &Path, clock: Clock, git: bool) -> Result<Memory, Error> {
-        let store = Arc::new(FolderStore::create(root)?);
+        Memory::init_backend(Backend::folder(FolderStore::create(root)?), clock, git)
+    }
+
+    /// Creates the layout in any backend (idempotent) and opens it; `git: false` records no
+    /// history and remembers that in the config (`[git] enabled = false`).
+    pub fn init_backend(backend: Backend, clock: Clock, git: bool) -> Result<Memory, Error> {
+        let store = &backend.store;
         for dir in [LOG_DIR, SCRATCH_DIR] {
             store.create_dir(&mp(dir))?;
         }
@@ -137,16 +140,25 @@ impl Memory {
         if let Some(text) = config {
             store.write_meta("config.toml", text.as_bytes())?;
         }
-        let mem = Memory::from_store(store, clock)?;
-        if git && mem.config.git.enabled {
+        let mem = Memory::open_backend(backend, clock)?;
+        if git
+            && mem.config.git.enabled
+            && let Some(h) = &mem.history
+        {
             let _lock = mem.store.lock(LockName::Git)?;
-            crate::provenance::Git::init(root, mem.clock.now().timestamp())?;
+            h.start(mem.clock.now().timestamp())?;
         }
         Ok(mem)
     }
 
-    /// Wraps any store; reads `.memdir/config.toml` through it.
+    /// Wraps a store without history; reads `.memdir/config.toml` through it.
     pub fn from_store(store: Arc<dyn Store>, clock: Clock) -> Result<Memory, Error> {
+        Memory::open_backend(Backend::store_only(store), clock)
+    }
+
+    /// Opens a memory in any backend; reads `.memdir/config.toml` through its store.
+    pub fn open_backend(backend: Backend, clock: Clock) -> Result<Memory, Error> {
+        let Backend { store, history } = backend;
         let config = match store.read_meta("config.toml")? {
             Some(bytes) => {
                 Config::from_toml(&String::from_utf8_lossy(&bytes)).map_err(Error::Invalid)?
@@ -155,13 +167,14 @@ impl Memory {
         };
         Ok(Memory {
             store,
+            history,
             config,
             clock,
             embedder: Arc::default(),
             warm: None,
             actor: Actor::default(),
             reason: None,
-            base: None,
+            expect: Precondition::Any,
             force: false,
             agent_surface: false,
         })
@@ -186,8 +199,17 @@ impl Memory {
     /// This memory, refusing a whole-file write or edit unless the file is still at `version`
     /// (from [`Memory::version`]): a stale edit is a conflict, never a lost update.
     pub fn with_base(&self, version: Option<&str>) -> Memory {
+        self.with_precondition(match version {
+            Some(v) => Precondition::Matches(Version::from_string(v)),
+            None => Precondition::Any,
+        })
+    }
+
+    /// This memory, writing a whole file only when `pre` holds (checked by the store, atomically
+    /// with the write): [`Precondition::Absent`] only creates, `Matches` is [`Memory::with_base`].
+    pub fn with_precondition(&self, pre: Precondition) -> Memory {
         Memory {
-            base: version.map(str::to_string),
+            expect: pre,
             ..self.clone()
         }
     }
@@ -229,12 +251,11 @@ impl Memory {
         self.reason.as_deref()
     }
 
-    /// The root when it is a local git repository that memdir records changes in.
-    pub(crate) fn git_root(&self) -> Option<&Path> {
-        if !self.config.git.enabled {
-            return None;
-        }
-        self.store.local_root().filter(|r| r.join(".git").exists())
+    /// The history changes are recorded in, when this memory keeps one.
+    pub(crate) fn history_backend(&self) -> Option<&Arc<dyn History>> {
+        self.history
+            .as_ref()
+            .filter(|h| self.config.git.enabled && h.enabled())
     }
 
     /// A file's version: its git blob id (as `git hash-object` prints), or `None` if absent.
@@ -247,20 +268,24 @@ impl Memory {
         }
     }
 
-    /// Refuses the change when a base version was given and the file has moved on.
+    /// Refuses the change early (before a cap check or a proposal) when the expected version
+    /// does not hold. The store checks it again, atomically with the write.
     fn check_base(&self, p: &MemPath, current: Option<&[u8]>) -> Result<(), Error> {
-        let Some(base) = &self.base else {
-            return Ok(());
-        };
-        let now = current.map(content_version);
-        if now.as_deref() != Some(base.as_str()) {
-            return Err(Error::Conflict(format!(
-                "{p} changed since you read it (you had version {}, it is now {}): read it again and redo your edit",
-                short(base),
-                now.as_deref().map(short).unwrap_or("deleted")
-            )));
+        match &self.expect {
+            Precondition::Any => Ok(()),
+            Precondition::Absent if current.is_some() => Err(Error::Store(StoreError::Conflict(
+                format!("{p} already exists"),
+            ))),
+            Precondition::Absent => Ok(()),
+            Precondition::Matches(want) => {
+                let now = current.map(Version::of);
+                if now.as_ref() == Some(want) {
+                    Ok(())
+                } else {
+                    Err(crate::store::stale(p, want, now.as_ref()).into())
+                }
+            }
         }
-        Ok(())
     }
 
     /// The store underneath.
@@ -551,21 +576,22 @@ impl Memory {
                 tx.recorded_as("propose", CORE_FILE).commit()?;
                 return Err(proposed(&id));
             }
-            self.store.write(&p, content.as_bytes())?;
+            self.store.write_if(&p, content.as_bytes(), &self.expect)?;
         } else {
-            let current = if self.base.is_some() || crate::trust::needs_current(self, &p) {
+            let current = if self.expect != Precondition::Any || crate::trust::needs_current(self, &p)
+            {
                 self.read_bytes_opt(&p)?
             } else {
                 None
             };
-            if self.base.is_some() {
+            if self.expect != Precondition::Any {
                 self.check_base(&p, current.as_deref())?;
             }
             let current = current.map(|b| String::from_utf8_lossy(&b).into_owned());
             let content = &crate::trust::label(self, &p, current.as_deref(), content)?;
-            match crate::notes::write_hook(self, &p, content, false) {
+            match crate::notes::write_hook(self, &p, content, false, &self.expect) {
                 Some(done) => done?,
-                None => self.store.write(&p, content.as_bytes())?,
+                None => drop(self.store.write_if(&p, content.as_bytes(), &self.expect)?),
             }
         }
         tx.commit()
@@ -582,8 +608,10 @@ impl Memory {
         }
         let tx = self.begin("edit", p.as_str())?;
         let _lock = self.store.lock(LockName::File(&p))?;
-        let bytes = self.store.read(&p)?;
+        let (bytes, read_version) = self.store.read_versioned(&p)?;
         self.check_base(&p, Some(&bytes))?;
+        // The replacement goes only over the version the edit was computed from.
+        let pre = Precondition::Matches(read_version);
         let text = String::from_utf8(bytes).map_err(|_| {
             Error::Invalid(format!(
                 "{p} is not UTF-8 text: it cannot be edited by text"
@@ -612,9 +640,9 @@ impl Memory {
             }
         }
         let updated = crate::trust::label(self, &p, Some(&text), &updated)?;
-        match crate::notes::write_hook(self, &p, &updated, true) {
+        match crate::notes::write_hook(self, &p, &updated, true, &pre) {
             Some(done) => done?,
-            None => self.store.write(&p, updated.as_bytes())?,
+            None => drop(self.store.write_if(&p, updated.as_bytes(), &pre)?),
         }
         tx.commit()
     }

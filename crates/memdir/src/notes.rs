@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::memory::{CORE_FILE, Memory};
-use crate::store::{EntryKind, LockName, Store, StoreError};
+use crate::store::{EntryKind, LockName, Precondition, Store, StoreError};
 use memdir_core::links::{self, Link, Resolver};
 use memdir_core::note::{INDEX_FILE, NOT_NOTE_DIRS, NewNote, Note, is_note_path, note_path};
 use memdir_core::path::MemPath;
@@ -166,12 +166,23 @@ impl Memory {
         let text = crate::trust::label(self, &path, None, &text)?;
         let tx = self.begin("note new", path.as_str())?;
         let lock = self.store().lock(LockName::File(&path))?;
-        if !req.force && self.store().stat(&path)?.is_some() {
-            return Err(Error::Store(StoreError::Conflict(format!(
+        let exists = || {
+            Error::Store(StoreError::Conflict(format!(
                 "{path} already exists: edit it, pick another name, or pass --force to replace it"
-            ))));
+            )))
+        };
+        if !req.force && self.store().stat(&path)?.is_some() {
+            return Err(exists());
         }
-        crate::index::write_note(self, &path, &text)?;
+        let pre = if req.force {
+            Precondition::Any
+        } else {
+            Precondition::Absent
+        };
+        crate::index::write_note(self, &path, &text, &pre).map_err(|e| match e {
+            Error::Store(StoreError::Conflict(_)) if !req.force => exists(),
+            e => e,
+        })?;
         drop(lock);
         tx.commit()?;
         Ok(path.to_string())
@@ -228,12 +239,13 @@ impl Memory {
 /// Writes through memdir that notes, the index and `state.md` must see: a note goes through the
 /// index (cap check, then refresh), `MEMORY.md` is refused (it is generated), and `state.md` is
 /// checked against its cap. Returns `None` for every other path. `locked` says the caller already
-/// holds the path's lock.
+/// holds the path's lock; the write happens only when `pre` holds.
 pub(crate) fn write_hook(
     mem: &Memory,
     path: &MemPath,
     content: &str,
     locked: bool,
+    pre: &Precondition,
 ) -> Option<Result<(), Error>> {
     let p = path.as_str();
     if p == INDEX_FILE {
@@ -253,11 +265,12 @@ pub(crate) fn write_hook(
                 .state
                 .cap()
                 .check(STATE_FILE, &current, content)?;
-            Ok(mem.store().write(path, content.as_bytes())?)
+            mem.store().write_if(path, content.as_bytes(), pre)?;
+            Ok(())
         })());
     }
     if is_note_path(p) {
-        return Some(crate::index::write_note(mem, path, content));
+        return Some(crate::index::write_note(mem, path, content, pre));
     }
     None
 }

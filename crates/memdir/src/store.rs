@@ -1,7 +1,9 @@
-//! Storage behind a trait: the local folder first; PostgreSQL and S3 later.
+//! Storage behind traits: [`Store`] (files with versions and preconditions), [`Locks`] (named
+//! cross-process locks) and, in [`crate::history`], the change history.
 //!
-//! The trait speaks in [`MemPath`]s, bytes and neutral [`Entry`] values, so no `std::fs` type
-//! crosses it, and every backend reports failures as one [`StoreError`].
+//! The traits speak in [`MemPath`]s, bytes and neutral [`Entry`] values, so no `std::fs` type
+//! crosses them, and every backend reports failures as one [`StoreError`]. Every backend runs
+//! the same conformance suite (`crates/memdir-store-tests`).
 
 use memdir_core::path::MemPath;
 
@@ -44,6 +46,69 @@ pub struct Entry {
     pub modified_ms: i64,
 }
 
+/// A file's version: the git blob id of its bytes (what `git hash-object` prints).
+///
+/// It is the same on every backend, so a version read from one store is valid against a copy
+/// of the file in another, and a folder's version is the id `git log` shows for the file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Version(String);
+
+impl Version {
+    /// The version of these bytes.
+    pub fn of(data: &[u8]) -> Version {
+        Version(
+            git2::Oid::hash_object(git2::ObjectType::Blob, data)
+                .map(|o| o.to_string())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// A version as a caller gave it back (e.g. `--base`); not checked, only compared.
+    pub fn from_string(s: impl Into<String>) -> Version {
+        Version(s.into())
+    }
+
+    /// The version as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The first 12 characters, for messages.
+    pub fn short(&self) -> &str {
+        self.0.get(..12).unwrap_or(&self.0)
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What must be true of a file for a write to go ahead. The backend checks it atomically with
+/// the write; when it does not hold, the write is refused with [`StoreError::Conflict`] and
+/// nothing changes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Precondition {
+    /// Write whatever is there.
+    #[default]
+    Any,
+    /// Only create: refuse when anything (a file or a folder) is at the path.
+    Absent,
+    /// Only replace this version of an existing file.
+    Matches(Version),
+}
+
+/// The refusal of a [`Precondition::Matches`] that did not hold, worded the same on every
+/// backend: the file is at `now` (`None`: it is gone), not at `want`.
+pub fn stale(path: &MemPath, want: &Version, now: Option<&Version>) -> StoreError {
+    StoreError::Conflict(format!(
+        "{path} changed since you read it (you had version {}, it is now {}): read it again and redo your edit",
+        want.short(),
+        now.map(Version::short).unwrap_or("deleted")
+    ))
+}
+
 /// Held while a named lock is taken; dropping it releases the lock.
 pub trait LockGuard: Send {}
 
@@ -69,14 +134,41 @@ impl std::fmt::Display for LockName<'_> {
     }
 }
 
-/// A memory folder's storage. Every read, write, list, rename and delete goes through here.
-pub trait Store: Send + Sync {
+/// Named, exclusive locks shared by every process (and every store instance) that opens the
+/// same memory: `flock` files for a folder, advisory locks for PostgreSQL.
+pub trait Locks: Send + Sync {
+    /// Takes an exclusive, cross-process lock, waiting for it. Taking a lock that the same
+    /// thread already holds is an error, never a wait on itself. Dropping the guard releases it.
+    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError>;
+}
+
+/// A memory's files. Every read, write, list, rename and delete goes through here.
+pub trait Store: Locks {
     /// Reads a whole file.
     fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError>;
 
-    /// Replaces (or creates) a whole file atomically: readers see the old or the new content,
-    /// never a mix, and a crash leaves one or the other. Missing parent folders are created.
-    fn write(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError>;
+    /// Reads a whole file with its version. Backends that keep the version beside the bytes
+    /// return it; the default computes it.
+    fn read_versioned(&self, path: &MemPath) -> Result<(Vec<u8>, Version), StoreError> {
+        let data = self.read(path)?;
+        let v = Version::of(&data);
+        Ok((data, v))
+    }
+
+    /// Replaces (or creates) a whole file atomically when `pre` holds: readers see the old or
+    /// the new content, never a mix, and a crash leaves one or the other. Missing parent
+    /// folders are created. Returns the new version.
+    fn write_if(
+        &self,
+        path: &MemPath,
+        data: &[u8],
+        pre: &Precondition,
+    ) -> Result<Version, StoreError>;
+
+    /// [`Store::write_if`] with [`Precondition::Any`].
+    fn write(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+        self.write_if(path, data, &Precondition::Any).map(drop)
+    }
 
     /// Appends bytes under an exclusive lock, so concurrent appends never interleave.
     fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError>;
@@ -95,10 +187,6 @@ pub trait Store: Send + Sync {
 
     /// Creates a folder and its parents; no error if it exists.
     fn create_dir(&self, path: &MemPath) -> Result<(), StoreError>;
-
-    /// Takes an exclusive, cross-process lock, waiting for it. Taking a lock that the same
-    /// thread already holds is an error, never a wait on itself.
-    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError>;
 
     /// Reads one of memdir's own files (`.memdir/<name>`), or `None` if absent.
     fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;

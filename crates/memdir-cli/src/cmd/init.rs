@@ -1,6 +1,7 @@
 //! `memdir init`
 
 use crate::app::Env;
+use crate::store::Location;
 use crate::ui::{CliResult, out};
 
 /// Create the layout: core.md, log/, scratch/, .memdir/config.toml, and a git repository for
@@ -15,6 +16,9 @@ pub struct Args {
 
 /// Runs `init`.
 pub fn run(a: Args, env: &Env) -> CliResult {
-    memdir::Memory::init_with(&env.root, env.clock.clone(), !a.no_git)?;
-    out(&format!("memory folder ready at {}", env.root.display()))
+    memdir::Memory::init_backend(env.location.open(true)?, env.clock.clone(), !a.no_git)?;
+    match &env.location {
+        Location::Folder(root) => out(&format!("memory folder ready at {}", root.display())),
+        other => out(&format!("memory ready at {}", other.shown())),
+    }
 }

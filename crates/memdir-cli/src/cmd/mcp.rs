@@ -20,11 +20,11 @@ pub struct Args {}
 /// first session should not fail for want of `memdir init`. A folder that exists is used as it
 /// is.
 pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
-    let mem = match Memory::open(&env.root, env.clock.clone()) {
-        Err(e) if e.kind() == memdir::ErrorKind::NotFound => {
-            Memory::init(&env.root, env.clock.clone())?
+    let mem = match env.location.open(false) {
+        Err(e) if e.code == crate::ui::exit::NOT_FOUND => {
+            Memory::init_backend(env.location.open(true)?, env.clock.clone(), true)?
         }
-        other => other?,
+        other => Memory::open_backend(other?, env.clock.clone())?,
     };
     // Agents write through this surface: their changes are labelled `agent` (so core changes
     // become proposals) unless --source / MEMDIR_SOURCE says otherwise.

@@ -71,7 +71,7 @@ pub(crate) fn search(
     // The keyword search runs on another core while the query goes through the encoder, the
     // slow half.
     let (dense, keyword) = std::thread::scope(|s| {
-        let keyword = s.spawn(|| ranked::search(mem, root, scope, &kw_req));
+        let keyword = s.spawn(|| ranked::search(mem, super::Corpus::Folder(root), scope, &kw_req));
         let dense = vector::dense_scores(mem, root, (&all, generation), scope, &req.pattern);
         let keyword = keyword
             .join()

@@ -75,8 +75,14 @@ pub(crate) fn index_path(root: &Path) -> PathBuf {
 }
 
 impl Index {
-    /// Opens (creating or rebuilding as needed) the index of the folder at `root`.
-    pub fn open(root: &Path) -> Result<Index, Error> {
+    /// Opens (creating or rebuilding as needed) the index of the folder at `root`; without a
+    /// folder, an index in memory.
+    pub fn open(root: Option<&Path>) -> Result<Index, Error> {
+        let Some(root) = root else {
+            let c = Connection::open_in_memory().map_err(db_err)?;
+            init(&c)?;
+            return Ok(Index { conn: c });
+        };
         let path = index_path(root);
         let on_disk = std::fs::create_dir_all(root.join(crate::folder::META_DIR))
             .ok()
@@ -137,6 +143,26 @@ impl Index {
         }
         let tx = self.conn.transaction().map_err(db_err)?;
         for f in files {
+            // A file read from a store (no path on disk) is held whole: index it by content.
+            if let (Some(held), true) = (&f.held, f.abs.as_os_str().is_empty()) {
+                let hash = content_hash(&held.bytes);
+                let size = i64::try_from(held.bytes.len()).unwrap_or(i64::MAX);
+                let old = known.remove(&f.rel);
+                if old.as_ref().is_some_and(|(_, _, _, h)| *h == hash) {
+                    continue;
+                }
+                if let Some((id, ..)) = &old {
+                    delete_file(&tx, *id)?;
+                }
+                tx.execute(
+                    "INSERT INTO files(path, size, mtime_ns, hash, date) VALUES (?1, ?2, 0, ?3, ?4)",
+                    params![f.rel, size, hash, f.date_string()],
+                )
+                .map_err(db_err)?;
+                add_lines(&tx, tx.last_insert_rowid(), &held.bytes, tok)?;
+                stats.indexed += 1;
+                continue;
+            }
             let Ok(mut file) = open_file(&f.abs) else {
                 continue;
             };

@@ -1,9 +1,13 @@
 //! Search over a memory folder: `grep` (literal by default, exact, in path order) and `ranked`
 //! (BM25 over lines, for questions in natural language).
 //!
-//! Both modes walk the real folder (the store's [`local_root`](crate::Store::local_root)), never
-//! enter `.memdir/` or `.git/`, read dated files (`log/`, `archive/`) by the date in their name,
-//! and return the same [`SearchHit`] values, so every front end prints them the same way.
+//! Both modes read a corpus: on a local folder (the store's
+//! [`local_root`](crate::Store::local_root)) the real folder, walked and read directly (the fast
+//! path, never entering `.memdir/` or `.git/`); on any other store, the files listed and read
+//! through the [`Store`](crate::Store) trait, held in memory for the search, with the keyword
+//! index in memory. Dated files (`log/`, `archive/`) are read by the date in their name, and
+//! both corpora give the same [`SearchHit`] values for the same files, so every front end prints
+//! them the same way and every backend answers the same.
 //!
 //! ```
 //! use memdir::{Clock, Memory};
@@ -44,6 +48,38 @@ use jiff::civil::Date;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
+
+/// Where a search reads its files.
+#[derive(Clone, Copy)]
+pub(crate) enum Corpus<'a> {
+    /// A local folder, walked and read directly: the fast path, with warm search and the
+    /// indexes under its `.memdir/`.
+    Folder(&'a std::path::Path),
+    /// Any other store: its files listed and read through the trait, the keyword index kept in
+    /// memory for the search.
+    Store(&'a dyn crate::store::Store),
+}
+
+impl<'a> Corpus<'a> {
+    /// The folder, for the modes that still need one (semantic and hybrid keep their vector
+    /// index beside the files).
+    fn folder(self) -> Result<&'a std::path::Path, Error> {
+        match self {
+            Corpus::Folder(root) => Ok(root),
+            Corpus::Store(_) => Err(Error::Invalid(
+                "semantic and hybrid search need a local folder for now: use grep or ranked mode on this store".into(),
+            )),
+        }
+    }
+
+    /// Where the keyword index lives: `.memdir/` of a folder, or memory.
+    pub(crate) fn cache_root(self) -> Option<&'a std::path::Path> {
+        match self {
+            Corpus::Folder(root) => Some(root),
+            Corpus::Store(_) => None,
+        }
+    }
+}
 
 /// The output budget front ends for agents apply when the caller gives none, in bytes of
 /// rendered `path:line:text` lines: enough for a screenful, small enough for a context window.
@@ -303,10 +339,6 @@ impl Memory {
         req: &SearchRequest,
         each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
     ) -> Result<usize, Error> {
-        let root = self
-            .store()
-            .local_root()
-            .ok_or_else(|| Error::Invalid("search needs a local folder".to_string()))?;
         if req.pattern.is_empty() {
             return Err(Error::Invalid(
                 "the search pattern is empty: give the words or text to look for".to_string(),
@@ -320,17 +352,24 @@ impl Memory {
             )));
         }
         let scope = walk::Scope::new(req)?;
-        let found = match req.mode {
-            Mode::Grep => {
+        let corpus = self.corpus();
+        let found = match (req.mode, corpus) {
+            (Mode::Grep, Corpus::Folder(root)) => {
                 // A warm copy's list, or a walk searched as it goes.
                 return match self.warm_files(root, &scope) {
                     Some((files, _)) => grep::search(grep::Files::Listed(&files), req, each),
                     None => grep::search(grep::Files::Walk(root, &scope), req, each),
                 };
             }
-            Mode::Ranked => ranked::search(self, root, &scope, req),
-            Mode::Semantic => vector::search(self, root, &scope, req),
-            Mode::Hybrid => hybrid::search(self, root, &scope, req, Fusion::Weighted),
+            (Mode::Grep, Corpus::Store(store)) => {
+                let files = walk::from_store(store, &scope)?;
+                return grep::search(grep::Files::Listed(&files), req, each);
+            }
+            (Mode::Ranked, _) => ranked::search(self, corpus, &scope, req),
+            (Mode::Semantic, _) => vector::search(self, corpus.folder()?, &scope, req),
+            (Mode::Hybrid, _) => {
+                hybrid::search(self, corpus.folder()?, &scope, req, Fusion::Weighted)
+            }
         }?;
         for h in &found.hits {
             each(h.as_ref())?;
@@ -342,12 +381,8 @@ impl Memory {
     /// holds. Never needed for correctness (every ranked search updates the index first); it
     /// is the cure for an index that was damaged in a way its checks cannot see.
     pub fn rebuild_search_index(&self) -> Result<usize, Error> {
-        let root = self
-            .store()
-            .local_root()
-            .ok_or_else(|| Error::Invalid("search needs a local folder".to_string()))?;
         let tok = memdir_core::tokenize::Tokenizer::new();
-        let (_, files) = ranked::fresh_index(self, root, &tok, true)?;
+        let (_, files) = ranked::fresh_index(self, self.corpus(), &tok, true)?;
         Ok(files.len())
     }
 
@@ -363,6 +398,27 @@ impl Memory {
             mem.warm = Some(std::sync::Arc::default());
         }
         mem
+    }
+
+    /// Where this memory's searches read files.
+    pub(crate) fn corpus(&self) -> Corpus<'_> {
+        match self.store().local_root() {
+            Some(root) => Corpus::Folder(root),
+            None => Corpus::Store(self.store().as_ref()),
+        }
+    }
+
+    /// Every file of a corpus in scope, in path order, with the warm copy's generation when
+    /// the files came from one.
+    pub(crate) fn corpus_files(
+        &self,
+        corpus: Corpus<'_>,
+        scope: &walk::Scope,
+    ) -> Result<(std::sync::Arc<Vec<walk::FileRef>>, Option<u64>), Error> {
+        match corpus {
+            Corpus::Folder(root) => Ok(self.files_in(root, scope)),
+            Corpus::Store(store) => Ok((std::sync::Arc::new(walk::from_store(store, scope)?), None)),
+        }
     }
 
     /// The files in scope, in path order (from the warm copy when there is one), and the warm

@@ -9,13 +9,12 @@
 
 use super::index::{Index, db_err};
 use super::walk::{FileRef, Scope};
-use super::{SearchOutcome, SearchRequest};
+use super::{Corpus, SearchOutcome, SearchRequest};
 use crate::error::Error;
 use crate::memory::Memory;
 use memdir_core::tokenize::Tokenizer;
 use rusqlite::params;
 use std::collections::HashMap;
-use std::path::Path;
 
 /// Weights of the `body` and `speaker` columns in a line's BM25.
 const W_BODY: f64 = 1.0;
@@ -35,12 +34,12 @@ const CANDIDATES: usize = 1000;
 /// every file: a deleted index is refilled).
 pub(crate) fn fresh_index(
     mem: &Memory,
-    root: &Path,
+    corpus: Corpus<'_>,
     tok: &Tokenizer,
     rebuild: bool,
 ) -> Result<(Index, std::sync::Arc<Vec<FileRef>>), Error> {
-    let (all, generation) = mem.files_in(root, &Scope::everything());
-    let mut index = Index::open(root)?;
+    let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
+    let mut index = Index::open(corpus.cache_root())?;
     if rebuild {
         index.clear()?;
     }
@@ -60,10 +59,10 @@ pub(crate) fn fresh_index(
 /// The name the keyword index's sync is recorded under in a warm memory.
 const STAMP: &str = "keyword-index";
 
-/// Runs a ranked search over the folder at `root`.
+/// Runs a ranked search over a corpus.
 pub(crate) fn search(
     mem: &Memory,
-    root: &Path,
+    corpus: Corpus<'_>,
     scope: &Scope,
     req: &SearchRequest,
 ) -> Result<SearchOutcome, Error> {
@@ -72,7 +71,7 @@ pub(crate) fn search(
     if terms.is_empty() {
         return Ok(SearchOutcome::default());
     }
-    let (index, all) = fresh_index(mem, root, &tok, false)?;
+    let (index, all) = fresh_index(mem, corpus, &tok, false)?;
     let conn = &index.conn;
     let expr = terms
         .iter()

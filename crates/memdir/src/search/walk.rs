@@ -7,7 +7,8 @@ use crate::error::Error;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use jiff::civil::Date;
 use memdir_core::log::date_of_file_name;
-use memdir_core::path::RESERVED;
+use crate::store::{Store, StoreError};
+use memdir_core::path::{MemPath, RESERVED};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -177,6 +178,34 @@ pub(crate) fn open_file(abs: &Path) -> std::io::Result<std::fs::File> {
         .read(true)
         .custom_flags(nofollow)
         .open(abs)
+}
+
+/// Every file of a store in scope, in path order, read whole through the store: the corpus of
+/// a memory that has no local folder. A file removed between the listing and the read is gone.
+pub(crate) fn from_store(store: &dyn Store, scope: &Scope) -> Result<Vec<FileRef>, Error> {
+    let mut out = Vec::new();
+    for e in store.walk(&MemPath::root())? {
+        let rel = e.path.as_str();
+        if rel.split('/').any(is_internal) {
+            continue;
+        }
+        let date = date_of(rel);
+        if !scope.keeps(rel, date) {
+            continue;
+        }
+        let bytes = match store.read(&e.path) {
+            Ok(b) => b,
+            Err(StoreError::NotFound(_)) => continue,
+            Err(err) => return Err(err.into()),
+        };
+        out.push(FileRef {
+            rel: rel.to_string(),
+            abs: PathBuf::new(),
+            date,
+            held: Some(Arc::new(Held::new(bytes))),
+        });
+    }
+    Ok(out)
 }
 
 /// Every regular file in scope, in path order. Symlinks are not followed, so nothing outside

@@ -1,0 +1,108 @@
+//! Where a memory lives, as the user names it (`--store`, `--root`, `MEMDIR_STORE`,
+//! `MEMDIR_ROOT`): a folder path, or a URL of another backend.
+
+use crate::ui::{CliError, exit};
+use memdir::{Backend, FolderStore};
+use std::path::PathBuf;
+
+/// A memory's location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A folder on local disk.
+    Folder(PathBuf),
+    /// A PostgreSQL database and tenant: `postgres://HOST/DB?tenant=NAME`.
+    Postgres(String),
+}
+
+impl Location {
+    /// Reads a location: `postgres://` and `postgresql://` URLs name a database, `file://` and
+    /// anything without a scheme a folder.
+    pub fn parse(s: &str) -> Result<Location, CliError> {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            return Ok(Location::Postgres(s.to_string()));
+        }
+        if let Some(path) = s.strip_prefix("file://") {
+            return Ok(Location::Folder(PathBuf::from(path)));
+        }
+        if let Some((scheme, _)) = s.split_once("://")
+            && !scheme.is_empty()
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+')
+        {
+            return Err(CliError::invalid(format!(
+                "unknown store {scheme}://: use a folder path or postgres://HOST/DB?tenant=NAME"
+            )));
+        }
+        if s.is_empty() {
+            return Err(CliError::invalid(
+                "the store is empty: give a folder path or postgres://HOST/DB?tenant=NAME",
+            ));
+        }
+        Ok(Location::Folder(PathBuf::from(s)))
+    }
+
+    /// The location for messages: a URL without its password.
+    pub fn shown(&self) -> String {
+        match self {
+            Location::Folder(p) => p.display().to_string(),
+            Location::Postgres(url) => hide_password(url),
+        }
+    }
+
+    /// Opens the backend; `create` makes a missing folder (or registers a new tenant).
+    pub fn open(&self, create: bool) -> Result<Backend, CliError> {
+        match self {
+            Location::Folder(root) => Ok(Backend::folder(if create {
+                FolderStore::create(root)?
+            } else {
+                FolderStore::open(root)?
+            })),
+            Location::Postgres(_) => Err(CliError {
+                message: "this memdir is built without the PostgreSQL store: use a folder path"
+                    .into(),
+                code: exit::INVALID,
+            }),
+        }
+    }
+}
+
+/// `scheme://user:secret@host` → `scheme://user@host`.
+fn hide_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, host) = match rest.split_once('@') {
+        Some((a, h)) if !a.contains('/') => (a, h),
+        _ => return url.to_string(),
+    };
+    let user = auth.split_once(':').map_or(auth, |(u, _)| u);
+    format!("{scheme}://{user}@{host}")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations() {
+        assert_eq!(
+            Location::parse("/tmp/m").unwrap(),
+            Location::Folder("/tmp/m".into())
+        );
+        assert_eq!(
+            Location::parse("file:///tmp/m").unwrap(),
+            Location::Folder("/tmp/m".into())
+        );
+        assert!(matches!(
+            Location::parse("postgresql://h/db?tenant=a").unwrap(),
+            Location::Postgres(_)
+        ));
+        assert_eq!(Location::parse("s3://bucket").unwrap_err().code, exit::INVALID);
+        assert_eq!(
+            Location::parse("postgres://me:pw@h/db?tenant=a")
+                .unwrap()
+                .shown(),
+            "postgres://me@h/db?tenant=a"
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! Engine-level checks: the same scenario through [`memdir::Memory`] on the backend under test
+//! and on the in-memory reference store must give the same answers, and those answers must be
+//! the right ones.
+
+use crate::Harness;
+use memdir::notes::NoteRequest;
+use memdir::search::{Mode, SearchRequest};
+use memdir::{Actor, Backend, Clock, MemStore, Memory, Source};
+
+/// The instant every scenario starts at.
+pub const START: &str = "2026-11-30T09:15:00Z";
+
+fn clock_at(at: &str) -> Clock {
+    Clock::fixed(at.parse().unwrap(), jiff::tz::TimeZone::UTC)
+}
+
+fn init(b: Backend) -> Memory {
+    Memory::init_backend(b, clock_at(START), true).unwrap()
+}
+
+/// Runs `scenario` on the backend and on the reference, asserts both tell the same story, and
+/// returns it.
+fn same_story(h: &impl Harness, scenario: fn(Backend, &dyn Fn() -> Backend) -> String) -> String {
+    let story = scenario(h.open("engine"), &|| h.open("engine"));
+    let reference = MemStore::new();
+    let want = scenario(reference.backend(), &|| Backend {
+        store: std::sync::Arc::new(reference.clone()),
+        history: None,
+    });
+    assert_eq!(story, want, "the backend and the in-memory reference disagree");
+    story
+}
+
+fn context_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
+    let mem = init(b);
+    mem.write("core.md", "# Core\n- prefers short answers\n")
+        .unwrap();
+    mem.log("decided to use PostgreSQL").unwrap();
+    mem.with_actor(Actor {
+        writer: "bot".into(),
+        source: Source::Agent,
+    })
+    .log("ran the migration")
+    .unwrap();
+    mem.scratch("todo", Some(3_600_000), "check the build")
+        .unwrap();
+    mem.context().unwrap().render()
+}
+
+/// The context: core, the day's log from every writer, live scratch, in that order.
+pub fn engine_context(h: &impl Harness) {
+    let ctx = same_story(h, context_story);
+    let core = ctx.find("prefers short answers").unwrap();
+    let log = ctx.find("- 09:15 decided to use PostgreSQL").unwrap();
+    let bot = ctx.find("(bot) ran the migration").unwrap();
+    let scratch = ctx.find("check the build").unwrap();
+    assert!(core < log && log < bot && bot < scratch, "{ctx}");
+}
+
+fn notes_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
+    let mem = init(b);
+    let req = |name, description, body| NoteRequest {
+        name,
+        description,
+        kind: Some("user"),
+        body,
+        force: false,
+    };
+    let mut out = String::new();
+    for (n, d) in [
+        ("people/priya", "Priya leads the storage work"),
+        ("projects/pg", "The PostgreSQL store"),
+    ] {
+        out += &mem.note_new(&req(n, d, "See [[pg]].\n")).unwrap();
+        out += "\n";
+    }
+    let again = mem.note_new(&req("people/priya", "dup", "x")).unwrap_err();
+    out += &format!("{:?}\n", again.kind());
+    mem.rm("projects/pg.md").unwrap();
+    out += &String::from_utf8(mem.read("MEMORY.md").unwrap()).unwrap();
+    out += &format!("{:?}\n", mem.write("MEMORY.md", "x").unwrap_err().kind());
+    out
+}
+
+/// Notes are created once, listed in `MEMORY.md`, and dropped from it when removed.
+pub fn engine_notes_and_index(h: &impl Harness) {
+    let story = same_story(h, notes_story);
+    assert!(story.contains("notes/people/priya.md"), "{story}");
+    assert!(story.contains("Conflict"), "{story}");
+    assert!(story.contains("Priya leads the storage work"), "{story}");
+    assert!(!story.contains("The PostgreSQL store"), "{story}");
+    assert!(story.ends_with("Invalid\n"), "{story}");
+}
+
+fn proposals_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
+    let mem = init(b);
+    mem.write("core.md", "- one\n").unwrap();
+    let agent = mem.with_actor(Actor {
+        writer: "bot".into(),
+        source: Source::Agent,
+    });
+    let e = agent.write("core.md", "- one\n- two\n").unwrap_err();
+    let mut out = format!("{:?}\n", e.kind());
+    let listed = mem.proposals().unwrap();
+    out += &format!("{} proposal(s) by {}\n", listed.len(), listed[0].writer);
+    out += &String::from_utf8(mem.read("core.md").unwrap()).unwrap();
+    mem.accept_proposal(&listed[0].id).unwrap();
+    out += &String::from_utf8(mem.read("core.md").unwrap()).unwrap();
+    out += &format!("{} left\n", mem.proposals().unwrap().len());
+    out
+}
+
+/// An agent's change to core becomes a proposal; accepting it applies it.
+pub fn engine_proposals(h: &impl Harness) {
+    let story = same_story(h, proposals_story);
+    assert_eq!(
+        story,
+        "Proposed\n1 proposal(s) by bot\n- one\n- one\n- two\n0 left\n"
+    );
+}
+
+fn sweep_story(b: Backend, again: &dyn Fn() -> Backend) -> String {
+    let mem = init(b);
+    mem.scratch("short", Some(60_000), "gone soon").unwrap();
+    mem.scratch("long", Some(86_400_000), "stays").unwrap();
+    let later = Memory::open_backend(again(), clock_at("2026-11-30T10:15:00Z")).unwrap();
+    let report = later.sweep(false).unwrap();
+    let mut out = format!("removed {:?}\n", report.removed);
+    for e in later.ls("scratch").unwrap() {
+        out += &format!("{}\n", e.path);
+    }
+    out
+}
+
+/// Sweep deletes expired scratch only.
+pub fn engine_sweep(h: &impl Harness) {
+    let story = same_story(h, sweep_story);
+    assert!(story.contains("short"), "{story}");
+    assert!(story.lines().last().unwrap().ends_with("-long.md"), "{story}");
+}
+
+fn undo_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
+    let mem = init(b);
+    mem.write("notes/a.md", "first\n").unwrap();
+    mem.with_reason(Some("second thoughts"))
+        .write("notes/a.md", "first\nsecond\n")
+        .unwrap();
+    let mut out = String::new();
+    for h in mem.history(Some("notes/a.md"), 10).unwrap() {
+        out += &format!("{} {} {:?}\n", h.writer, h.summary, h.reason);
+    }
+    for l in mem.blame("notes/a.md").unwrap() {
+        out += &format!("{} {} {:?}\n", l.line, l.text, l.reason);
+    }
+    mem.undo(None).unwrap();
+    out += &String::from_utf8(mem.read("notes/a.md").unwrap()).unwrap();
+    out += &format!("{}\n", mem.history(None, 10).unwrap()[0].summary);
+    out
+}
+
+/// History, blame and undo give the same shape of answer on every backend.
+pub fn engine_undo(h: &impl Harness) {
+    let story = same_story(h, undo_story);
+    assert_eq!(
+        story,
+        "main write notes/a.md Some(\"second thoughts\")\n\
+         main write notes/a.md None\n\
+         1 first None\n\
+         2 second Some(\"second thoughts\")\n\
+         first\n\
+         undo last change\n"
+    );
+}
+
+fn search_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
+    let mem = init(b);
+    mem.log("decided to use PostgreSQL for the storage").unwrap();
+    mem.write(
+        "notes/db.md",
+        "# Databases\nPostgreSQL has advisory locks.\nSQLite is embedded.\n",
+    )
+    .unwrap();
+    mem.write("archive/2025-01-01.md", "- old: postgresql trial\n")
+        .unwrap();
+    let mut out = String::new();
+    let grep = mem.search(&SearchRequest::new("postgresql")).unwrap();
+    for h in grep.hits {
+        out += &format!("{}\n", h.render());
+    }
+    let mut ranked = SearchRequest::new("which database has advisory locks");
+    ranked.mode = Mode::Ranked;
+    for h in mem.search(&ranked).unwrap().hits {
+        out += &format!("{} {:.6}\n", h.render(), h.score.unwrap_or_default());
+    }
+    out
+}
+
+/// Grep and ranked search give identical lines, order and scores on every backend.
+pub fn engine_search(h: &impl Harness) {
+    let story = same_story(h, search_story);
+    let grep: Vec<&str> = story.lines().take(3).collect();
+    assert_eq!(
+        grep,
+        [
+            "archive/2025-01-01.md:1:- old: postgresql trial",
+            "log/2026-11-30.md:1:- 09:15 decided to use PostgreSQL for the storage",
+            "notes/db.md:2:PostgreSQL has advisory locks.",
+        ]
+    );
+    assert!(
+        story.lines().nth(3).unwrap().starts_with("notes/db.md:2:"),
+        "{story}"
+    );
+}

@@ -1,0 +1,21 @@
+//! The conformance suite on the local folder store.
+
+use memdir::{Backend, FolderStore};
+use memdir_store_tests::Harness;
+
+/// Each tenant is a folder under one temp dir; opening it again is a second `FolderStore`
+/// on the same folder, as a second process would have.
+struct Folders(tempfile::TempDir);
+
+impl Harness for Folders {
+    fn open(&self, tenant: &str) -> Backend {
+        let root = self.0.path().join(tenant);
+        Backend::folder(FolderStore::create(&root).unwrap_or_else(|e| panic!("{e}")))
+    }
+}
+
+fn harness() -> Folders {
+    Folders(tempfile::tempdir().unwrap_or_else(|e| panic!("{e}")))
+}
+
+memdir_store_tests::store_tests!(harness());

@@ -1,0 +1,640 @@
+//! A memory held in process memory: a second, real backend of the storage traits, for fast
+//! engine tests and for embedding memdir without a disk.
+//!
+//! [`MemStore`] keeps files in a sorted map (folders are implied by paths, or made empty with
+//! `create_dir`); clones share the same memory, as two servers share one database, so locks
+//! taken through one clone exclude the other. [`MemHistory`] records a snapshot of every file
+//! per change, which makes history, blame and revert plain comparisons.
+
+use crate::backend::Backend;
+use crate::history::{BlameLine, Change, Changes, History, HistoryEntry};
+use crate::store::{
+    Entry, EntryKind, LockGuard, Locks, Precondition, Store, StoreError, Version, stale,
+};
+use jiff::Timestamp;
+use memdir_core::path::MemPath;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// One file: its bytes and when it last changed (Unix milliseconds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct File {
+    data: Vec<u8>,
+    modified_ms: i64,
+}
+
+#[derive(Debug, Default)]
+struct Files {
+    files: BTreeMap<MemPath, File>,
+    /// Folders made explicitly (folders that hold files are implied).
+    dirs: BTreeSet<MemPath>,
+    meta: BTreeMap<String, Vec<u8>>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    files: Mutex<Files>,
+    locks: Mutex<HashSet<String>>,
+    released: Condvar,
+}
+
+/// Files in process memory. Cloning gives another handle to the same memory.
+#[derive(Debug, Clone, Default)]
+pub struct MemStore {
+    inner: Arc<Inner>,
+}
+
+fn now_ms() -> i64 {
+    Timestamp::now().as_millisecond()
+}
+
+fn poisoned() -> StoreError {
+    StoreError::Backend("the in-memory store is unusable after a panic in another thread".into())
+}
+
+impl MemStore {
+    /// An empty memory.
+    pub fn new() -> MemStore {
+        MemStore::default()
+    }
+
+    /// This store with a history of its own, as a [`Backend`].
+    pub fn backend(&self) -> Backend {
+        Backend {
+            store: Arc::new(self.clone()),
+            history: Some(Arc::new(MemHistory::new(self))),
+        }
+    }
+
+    fn files(&self) -> Result<MutexGuard<'_, Files>, StoreError> {
+        self.inner.files.lock().map_err(|_| poisoned())
+    }
+}
+
+impl Files {
+    fn is_dir(&self, p: &MemPath) -> bool {
+        p.is_root()
+            || self.dirs.contains(p)
+            || self
+                .files
+                .keys()
+                .chain(self.dirs.iter())
+                .any(|f| f != p && f.starts_with(p))
+    }
+
+    fn kind(&self, p: &MemPath) -> Option<EntryKind> {
+        if self.files.contains_key(p) {
+            Some(EntryKind::File)
+        } else if self.is_dir(p) {
+            Some(EntryKind::Dir)
+        } else {
+            None
+        }
+    }
+
+    /// Refuses a write whose parent path runs through a file.
+    fn check_parents(&self, p: &MemPath) -> Result<(), StoreError> {
+        let mut parent = p.parent();
+        while let Some(d) = parent {
+            if d.is_root() {
+                break;
+            }
+            if self.files.contains_key(&d) {
+                return Err(StoreError::InvalidPath(format!(
+                    "{p}: a part of the path is a file, not a folder"
+                )));
+            }
+            parent = d.parent();
+        }
+        Ok(())
+    }
+
+    /// Every path at or under `p`: files and explicit folders.
+    fn under(&self, p: &MemPath) -> (Vec<MemPath>, Vec<MemPath>) {
+        let files = self
+            .files
+            .keys()
+            .filter(|f| f.starts_with(p))
+            .cloned()
+            .collect();
+        let dirs = self
+            .dirs
+            .iter()
+            .filter(|d| d.starts_with(p))
+            .cloned()
+            .collect();
+        (files, dirs)
+    }
+}
+
+/// `path` moved from under `from` to under `to`.
+fn moved(path: &MemPath, from: &MemPath, to: &MemPath) -> Result<MemPath, StoreError> {
+    let rest = path
+        .as_str()
+        .strip_prefix(from.as_str())
+        .unwrap_or_default()
+        .trim_start_matches('/');
+    if rest.is_empty() {
+        Ok(to.clone())
+    } else {
+        to.join(rest)
+            .map_err(|e| StoreError::InvalidPath(e.to_string()))
+    }
+}
+
+struct MemLock {
+    inner: Arc<Inner>,
+    name: String,
+}
+
+impl LockGuard for MemLock {}
+
+impl Drop for MemLock {
+    fn drop(&mut self) {
+        if let Ok(mut held) = self.inner.locks.lock() {
+            held.remove(&self.name);
+        }
+        self.inner.released.notify_all();
+    }
+}
+
+impl Locks for MemStore {
+    fn lock(&self, name: &str) -> Result<Box<dyn LockGuard>, StoreError> {
+        let mut held = self.inner.locks.lock().map_err(|_| poisoned())?;
+        while held.contains(name) {
+            held = self.inner.released.wait(held).map_err(|_| poisoned())?;
+        }
+        held.insert(name.to_string());
+        Ok(Box::new(MemLock {
+            inner: self.inner.clone(),
+            name: name.to_string(),
+        }))
+    }
+}
+
+impl Store for MemStore {
+    fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError> {
+        let f = self.files()?;
+        match f.files.get(path) {
+            Some(file) => Ok(file.data.clone()),
+            None if f.is_dir(path) => Err(StoreError::InvalidPath(format!(
+                "{} is a folder, not a file",
+                shown(path)
+            ))),
+            None => Err(StoreError::NotFound(format!("{path} does not exist"))),
+        }
+    }
+
+    fn write_if(
+        &self,
+        path: &MemPath,
+        data: &[u8],
+        pre: &Precondition,
+    ) -> Result<Version, StoreError> {
+        if path.is_root() {
+            return Err(StoreError::InvalidPath(
+                "that operation needs a file or folder, not the memory root".into(),
+            ));
+        }
+        let mut f = self.files()?;
+        f.check_parents(path)?;
+        let current = f.files.get(path).map(|c| Version::of(&c.data));
+        if current.is_none() && f.is_dir(path) {
+            return Err(match pre {
+                Precondition::Absent => {
+                    StoreError::Conflict(format!("{path} already exists (a folder)"))
+                }
+                _ => StoreError::InvalidPath(format!("{path} is a folder, not a file")),
+            });
+        }
+        match pre {
+            Precondition::Any => {}
+            Precondition::Absent if current.is_some() => {
+                return Err(StoreError::Conflict(format!("{path} already exists")));
+            }
+            Precondition::Absent => {}
+            Precondition::Matches(want) if current.as_ref() != Some(want) => {
+                return Err(stale(path, want, current.as_ref()));
+            }
+            Precondition::Matches(_) => {}
+        }
+        f.files.insert(
+            path.clone(),
+            File {
+                data: data.to_vec(),
+                modified_ms: now_ms(),
+            },
+        );
+        Ok(Version::of(data))
+    }
+
+    fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+        if path.is_root() {
+            return Err(StoreError::InvalidPath(
+                "that operation needs a file or folder, not the memory root".into(),
+            ));
+        }
+        let mut f = self.files()?;
+        f.check_parents(path)?;
+        if !f.files.contains_key(path) && f.is_dir(path) {
+            return Err(StoreError::InvalidPath(format!(
+                "{path} is a folder, not a file"
+            )));
+        }
+        let file = f.files.entry(path.clone()).or_insert(File {
+            data: Vec::new(),
+            modified_ms: 0,
+        });
+        file.data.extend_from_slice(data);
+        file.modified_ms = now_ms();
+        Ok(())
+    }
+
+    fn list(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        let f = self.files()?;
+        match f.kind(dir) {
+            None => return Err(StoreError::NotFound(format!("{} does not exist", shown(dir)))),
+            Some(EntryKind::File) => {
+                return Err(StoreError::InvalidPath(format!(
+                    "{dir}: a part of the path is a file, not a folder"
+                )));
+            }
+            Some(EntryKind::Dir) => {}
+        }
+        let mut out: BTreeMap<MemPath, Entry> = BTreeMap::new();
+        let child = |p: &MemPath| -> Option<MemPath> {
+            let rest = if dir.is_root() {
+                p.as_str()
+            } else {
+                p.as_str()
+                    .strip_prefix(dir.as_str())?
+                    .strip_prefix('/')?
+            };
+            let first = rest.split('/').next()?;
+            dir.join(first).ok()
+        };
+        for (p, file) in &f.files {
+            let Some(c) = child(p) else { continue };
+            let entry = if &c == p {
+                Entry {
+                    path: c.clone(),
+                    kind: EntryKind::File,
+                    size: file.data.len() as u64,
+                    modified_ms: file.modified_ms,
+                }
+            } else {
+                dir_entry(c.clone())
+            };
+            out.entry(c).or_insert(entry);
+        }
+        for d in &f.dirs {
+            if let Some(c) = child(d) {
+                out.entry(c.clone()).or_insert_with(|| dir_entry(c));
+            }
+        }
+        Ok(out.into_values().collect())
+    }
+
+    fn stat(&self, path: &MemPath) -> Result<Option<Entry>, StoreError> {
+        let f = self.files()?;
+        Ok(match f.files.get(path) {
+            Some(file) => Some(Entry {
+                path: path.clone(),
+                kind: EntryKind::File,
+                size: file.data.len() as u64,
+                modified_ms: file.modified_ms,
+            }),
+            None if f.is_dir(path) => Some(dir_entry(path.clone())),
+            None => None,
+        })
+    }
+
+    fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
+        if path.is_root() {
+            return Err(StoreError::InvalidPath(
+                "that operation needs a file or folder, not the memory root".into(),
+            ));
+        }
+        let mut f = self.files()?;
+        if f.kind(path).is_none() {
+            return Err(StoreError::NotFound(format!("{path} does not exist")));
+        }
+        let (files, dirs) = f.under(path);
+        for p in files {
+            f.files.remove(&p);
+        }
+        for d in dirs {
+            f.dirs.remove(&d);
+        }
+        // The parent stays a folder even when it is now empty, as on disk.
+        if let Some(parent) = path.parent().filter(|p| !p.is_root()) {
+            f.dirs.insert(parent);
+        }
+        Ok(())
+    }
+
+    fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
+        if from.is_root() || to.is_root() {
+            return Err(StoreError::InvalidPath(
+                "that operation needs a file or folder, not the memory root".into(),
+            ));
+        }
+        if to.starts_with(from) {
+            return Err(StoreError::InvalidPath(format!(
+                "cannot move {from} into itself"
+            )));
+        }
+        let mut f = self.files()?;
+        if f.kind(from).is_none() {
+            return Err(StoreError::NotFound(format!("{from} does not exist")));
+        }
+        if f.kind(to).is_some() {
+            return Err(StoreError::Conflict(format!(
+                "{to} already exists: moving never overwrites; remove it first or pick another name"
+            )));
+        }
+        f.check_parents(to)?;
+        let (files, dirs) = f.under(from);
+        let was_dir = f.kind(from) == Some(EntryKind::Dir);
+        let mut moved_files = Vec::new();
+        for p in files {
+            let file = f.files.remove(&p);
+            moved_files.push((moved(&p, from, to)?, file));
+        }
+        for (p, file) in moved_files {
+            if let Some(file) = file {
+                f.files.insert(p, file);
+            }
+        }
+        for d in dirs {
+            f.dirs.remove(&d);
+            f.dirs.insert(moved(&d, from, to)?);
+        }
+        if was_dir {
+            f.dirs.insert(to.clone());
+        }
+        if let Some(parent) = from.parent().filter(|p| !p.is_root()) {
+            f.dirs.insert(parent);
+        }
+        Ok(())
+    }
+
+    fn create_dir(&self, path: &MemPath) -> Result<(), StoreError> {
+        if path.is_root() {
+            return Ok(());
+        }
+        let mut f = self.files()?;
+        if f.files.contains_key(path) {
+            return Err(StoreError::Conflict(format!("{path} already exists")));
+        }
+        f.check_parents(path)?;
+        f.dirs.insert(path.clone());
+        Ok(())
+    }
+
+    fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.files()?.meta.get(name).cloned())
+    }
+
+    fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
+        self.files()?.meta.insert(name.to_string(), data.to_vec());
+        Ok(())
+    }
+}
+
+fn dir_entry(path: MemPath) -> Entry {
+    Entry {
+        path,
+        kind: EntryKind::Dir,
+        size: 0,
+        modified_ms: 0,
+    }
+}
+
+fn shown(p: &MemPath) -> &str {
+    if p.is_root() { "/" } else { p.as_str() }
+}
+
+/// One recorded change: who, why, when, and every file as it was after it.
+#[derive(Debug, Clone)]
+struct Record {
+    entry: HistoryEntry,
+    files: BTreeMap<MemPath, Vec<u8>>,
+}
+
+/// The history of a [`MemStore`]: a snapshot of every file per change.
+#[derive(Debug)]
+pub struct MemHistory {
+    store: MemStore,
+    records: Mutex<Vec<Record>>,
+}
+
+impl MemHistory {
+    /// The history of `store` (empty until [`History::start`]).
+    pub fn new(store: &MemStore) -> MemHistory {
+        MemHistory {
+            store: store.clone(),
+            records: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn snapshot(&self) -> Result<BTreeMap<MemPath, Vec<u8>>, StoreError> {
+        Ok(self
+            .store
+            .files()?
+            .files
+            .iter()
+            .map(|(p, f)| (p.clone(), f.data.clone()))
+            .collect())
+    }
+
+    fn records(&self) -> Result<MutexGuard<'_, Vec<Record>>, StoreError> {
+        self.records.lock().map_err(|_| poisoned())
+    }
+
+    /// Appends a record when the files differ from the last one.
+    fn record(
+        &self,
+        writer: &str,
+        message: &str,
+        reason: Option<String>,
+        source: Option<String>,
+        at: Timestamp,
+    ) -> Result<Option<String>, StoreError> {
+        let files = self.snapshot()?;
+        let mut records = self.records()?;
+        if records.last().is_some_and(|r| r.files == files) {
+            return Ok(None);
+        }
+        let seed = format!("{}\n{message}\n{at}\n{writer}", records.len());
+        let id = Version::of(seed.as_bytes()).as_str().to_string();
+        records.push(Record {
+            entry: HistoryEntry {
+                commit: id.clone(),
+                writer: writer.to_string(),
+                date: Timestamp::from_second(at.as_second())
+                    .map(|t| t.to_string())
+                    .unwrap_or_default(),
+                summary: message.lines().next().unwrap_or_default().to_string(),
+                reason,
+                source,
+            },
+            files,
+        });
+        Ok(Some(id))
+    }
+}
+
+impl History for MemHistory {
+    fn enabled(&self) -> bool {
+        true
+    }
+
+    fn start(&self, at: Timestamp) -> Result<(), StoreError> {
+        if self.records()?.is_empty() {
+            self.record(
+                "memdir",
+                "init memory folder",
+                None,
+                Some("user".into()),
+                at,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn prepare(&self, _at: Timestamp) -> Result<(), StoreError> {
+        // Nothing writes this memory except through memdir: there are no hand edits.
+        Ok(())
+    }
+
+    fn commit(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
+        let reason = change
+            .reason
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .map(|r| r.replace('\n', " "));
+        self.record(
+            &change.actor.writer,
+            &change.message(),
+            reason,
+            Some(change.actor.source.as_str().to_string()),
+            change.at,
+        )
+    }
+
+    fn history(
+        &self,
+        path: Option<&MemPath>,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let records = self.records()?;
+        let mut out = Vec::new();
+        for (i, r) in records.iter().enumerate().rev() {
+            if let Some(p) = path {
+                let before = i.checked_sub(1).and_then(|j| records[j].files.get(p));
+                if r.files.get(p) == before {
+                    continue;
+                }
+            }
+            out.push(r.entry.clone());
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn blame(&self, path: &MemPath) -> Result<Vec<BlameLine>, StoreError> {
+        let records = self.records()?;
+        let no_history = || StoreError::NotFound(format!("{path} has no history yet"));
+        let last = records.last().ok_or_else(no_history)?;
+        let final_text = last.files.get(path).ok_or_else(no_history)?;
+        // The record each line came from, carried through every version by a line diff.
+        let mut origin: Vec<usize> = Vec::new();
+        let mut text = String::new();
+        for (i, r) in records.iter().enumerate() {
+            let now = r
+                .files
+                .get(path)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            if now == text {
+                continue;
+            }
+            let diff = similar::TextDiff::from_lines(&text, &now);
+            let mut next = Vec::new();
+            for op in diff.ops() {
+                match op {
+                    similar::DiffOp::Equal { old_index, len, .. } => {
+                        next.extend_from_slice(&origin[*old_index..old_index + len]);
+                    }
+                    similar::DiffOp::Delete { .. } => {}
+                    similar::DiffOp::Insert { new_len, .. }
+                    | similar::DiffOp::Replace { new_len, .. } => {
+                        next.extend(std::iter::repeat_n(i, *new_len));
+                    }
+                }
+            }
+            origin = next;
+            text = now;
+        }
+        let final_text = String::from_utf8_lossy(final_text);
+        Ok(final_text
+            .lines()
+            .enumerate()
+            .filter_map(|(n, line)| {
+                let r = &records[*origin.get(n)?];
+                Some(BlameLine {
+                    line: n + 1,
+                    commit: r.entry.commit.clone(),
+                    writer: r.entry.writer.clone(),
+                    date: r.entry.date.clone(),
+                    reason: r.entry.reason.clone(),
+                    text: line.to_string(),
+                })
+            })
+            .collect())
+    }
+
+    fn revert(&self, id: &str) -> Result<(String, Changes), StoreError> {
+        let records = self.records()?;
+        let found: Vec<usize> = records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !id.is_empty() && r.entry.commit.starts_with(id))
+            .map(|(i, _)| i)
+            .collect();
+        let i = match found.as_slice() {
+            [i] => *i,
+            _ => {
+                return Err(StoreError::NotFound(format!(
+                    "no commit {id:?}: see `memdir history`"
+                )));
+            }
+        };
+        let target = &records[i];
+        let Some(parent) = i.checked_sub(1).map(|j| &records[j]) else {
+            return Err(StoreError::Conflict(
+                "cannot undo the first commit: it created the folder".into(),
+            ));
+        };
+        let now = self.snapshot()?;
+        let paths: BTreeSet<&MemPath> = target.files.keys().chain(parent.files.keys()).collect();
+        let mut out = Vec::new();
+        for p in paths {
+            let (before, after) = (parent.files.get(p), target.files.get(p));
+            if before == after {
+                continue;
+            }
+            if now.get(p) != after {
+                return Err(StoreError::Conflict(format!(
+                    "cannot undo {}: later changes touch the same lines; edit the file instead",
+                    target.entry.commit.get(..8).unwrap_or_default()
+                )));
+            }
+            out.push((p.clone(), before.cloned()));
+        }
+        Ok((target.entry.commit.clone(), out))
+    }
+}
