@@ -26,7 +26,9 @@ impl Location {
         }
         if let Some((scheme, _)) = s.split_once("://")
             && !scheme.is_empty()
-            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+')
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '+')
         {
             return Err(CliError::invalid(format!(
                 "unknown store {scheme}://: use a folder path or postgres://HOST/DB?tenant=NAME"
@@ -97,7 +99,10 @@ mod tests {
             Location::parse("postgresql://h/db?tenant=a").unwrap(),
             Location::Postgres(_)
         ));
-        assert_eq!(Location::parse("s3://bucket").unwrap_err().code, exit::INVALID);
+        assert_eq!(
+            Location::parse("s3://bucket").unwrap_err().code,
+            exit::INVALID
+        );
         assert_eq!(
             Location::parse("postgres://me:pw@h/db?tenant=a")
                 .unwrap()

@@ -30,7 +30,7 @@ pub use history::PgHistory;
 
 use bridge::Bridge;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use memdir::store::{LockGuard, LockName};
+use memdir::store::{LockGuard, LockName, Locks, Precondition, Version};
 use memdir::{Entry, EntryKind, Store, StoreError};
 use memdir_core::path::MemPath;
 use std::sync::Arc;
@@ -641,9 +641,22 @@ impl Store for PgStore {
         self.read_versioned(path).map(|(data, _)| data)
     }
 
-    fn write(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
-        let (path, data) = (path.clone(), data.to_vec());
-        self.call(|db| async move { db.put(path, data, Put::Write(Pre::Any)).await })
+    fn read_versioned(&self, path: &MemPath) -> Result<(Vec<u8>, Version), StoreError> {
+        PgStore::read_versioned(self, path).map(|(data, v)| (data, Version::from_string(v)))
+    }
+
+    fn write_if(
+        &self,
+        path: &MemPath,
+        data: &[u8],
+        pre: &Precondition,
+    ) -> Result<Version, StoreError> {
+        let pre = match pre {
+            Precondition::Any => Pre::Any,
+            Precondition::Absent => Pre::Absent,
+            Precondition::Matches(v) => Pre::Matches(v.as_str().to_string()),
+        };
+        PgStore::write_if(self, path, data, pre).map(Version::from_string)
     }
 
     fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
@@ -824,46 +837,6 @@ impl Store for PgStore {
         })
     }
 
-    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
-        let key = name.to_string();
-        let held = (
-            self.db.memory.clone(),
-            key.clone(),
-            std::thread::current().id(),
-        );
-        {
-            let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-            if all.contains(&held) {
-                return Err(StoreError::Backend(format!(
-                    "lock {name} is already held by this thread: this is a bug in memdir, please report it"
-                )));
-            }
-            all.push(held.clone());
-        }
-        let taken = self.call(|db| async move {
-            let c = db.conn().await?;
-            c.execute(
-                "SELECT pg_advisory_lock(memdir.lock_key('lock', $1, $2))",
-                &[&db.tenant, &key],
-            )
-            .await
-            .map_err(db_err)?;
-            Ok((c, key))
-        });
-        match taken {
-            Ok(conn) => Ok(Box::new(PgLock {
-                conn: Some(conn),
-                tenant: self.db.tenant.clone(),
-                bridge: self.bridge.clone(),
-                held,
-            })),
-            Err(e) => {
-                release(&held);
-                Err(e)
-            }
-        }
-    }
-
     fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let name = name.to_string();
         self.call(|db| async move {
@@ -927,6 +900,48 @@ impl Store for PgStore {
             }
             Ok(out)
         })
+    }
+}
+
+impl Locks for PgStore {
+    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
+        let key = name.to_string();
+        let held = (
+            self.db.memory.clone(),
+            key.clone(),
+            std::thread::current().id(),
+        );
+        {
+            let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            if all.contains(&held) {
+                return Err(StoreError::Backend(format!(
+                    "lock {name} is already held by this thread: this is a bug in memdir, please report it"
+                )));
+            }
+            all.push(held.clone());
+        }
+        let taken = self.call(|db| async move {
+            let c = db.conn().await?;
+            c.execute(
+                "SELECT pg_advisory_lock(memdir.lock_key('lock', $1, $2))",
+                &[&db.tenant, &key],
+            )
+            .await
+            .map_err(db_err)?;
+            Ok((c, key))
+        });
+        match taken {
+            Ok(conn) => Ok(Box::new(PgLock {
+                conn: Some(conn),
+                tenant: self.db.tenant.clone(),
+                bridge: self.bridge.clone(),
+                held,
+            })),
+            Err(e) => {
+                release(&held);
+                Err(e)
+            }
+        }
     }
 }
 

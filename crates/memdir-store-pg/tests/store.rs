@@ -6,7 +6,7 @@
 
 mod common;
 
-use memdir::store::LockName;
+use memdir::store::{LockName, Locks};
 use memdir::{EntryKind, Store, StoreError};
 use memdir_core::path::MemPath;
 use memdir_store_pg::PgStore;

@@ -7,7 +7,7 @@
 //! (context, notes and `MEMORY.md`, proposals, sweep, undo, search), where the engine's
 //! answers on the backend must equal its answers on the in-memory reference store.
 //!
-//! ```ignore
+//! ```text
 //! struct Folders(tempfile::TempDir);
 //! impl memdir_store_tests::Harness for Folders {
 //!     fn open(&self, tenant: &str) -> memdir::Backend {

@@ -1,7 +1,7 @@
 //! Store-level checks: the [`memdir::Store`] and [`memdir::Locks`] contracts.
 
 use crate::Harness;
-use memdir::{EntryKind, Precondition, Store, StoreError, Version};
+use memdir::{EntryKind, LockName, Precondition, Store, StoreError, Version};
 use memdir_core::path::MemPath;
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -29,7 +29,9 @@ pub fn snapshot(s: &dyn Store) -> Vec<(String, Vec<u8>)> {
 pub fn round_trip(h: &impl Harness) {
     let s = store(h, "t");
     let bytes: Vec<u8> = (0..=255u8).chain(b"\r\n\0 end".iter().copied()).collect();
-    let v = s.write_if(&p("a/b/c.bin"), &bytes, &Precondition::Any).unwrap();
+    let v = s
+        .write_if(&p("a/b/c.bin"), &bytes, &Precondition::Any)
+        .unwrap();
     assert_eq!(v, Version::of(&bytes));
     assert_eq!(s.read(&p("a/b/c.bin")).unwrap(), bytes);
     let (back, v2) = s.read_versioned(&p("a/b/c.bin")).unwrap();
@@ -45,7 +47,10 @@ pub fn round_trip(h: &impl Harness) {
     assert_eq!((e.kind, e.size), (EntryKind::File, bytes.len() as u64));
     assert_eq!(s.stat(&p("a/b")).unwrap().unwrap().kind, EntryKind::Dir);
     assert!(s.stat(&p("nope.md")).unwrap().is_none());
-    assert!(matches!(s.read(&p("nope.md")), Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        s.read(&p("nope.md")),
+        Err(StoreError::NotFound(_))
+    ));
     assert!(matches!(s.read(&p("a/b")), Err(StoreError::InvalidPath(_))));
     assert!(matches!(
         s.write(&p("a/b"), b"x"),
@@ -68,7 +73,8 @@ pub fn atomic_replace(h: &impl Harness) {
     std::thread::scope(|sc| {
         let writer = sc.spawn(|| {
             for i in 0..40 {
-                s.write(&p("f.md"), if i % 2 == 0 { &b } else { &a }).unwrap();
+                s.write(&p("f.md"), if i % 2 == 0 { &b } else { &a })
+                    .unwrap();
             }
         });
         while !writer.is_finished() {
@@ -135,7 +141,10 @@ pub fn remove_recursive(h: &impl Harness) {
         ["d2/x.md", "keep.md"]
     );
     s.remove(&p("keep.md")).unwrap();
-    assert!(matches!(s.remove(&p("keep.md")), Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        s.remove(&p("keep.md")),
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 /// A rename moves files and folders and never overwrites.
@@ -224,9 +233,14 @@ pub fn preconditions_race(h: &impl Harness) {
                     })
                 })
                 .collect();
-            runs.into_iter().map(|r| usize::from(r.join().unwrap())).sum()
+            runs.into_iter()
+                .map(|r| usize::from(r.join().unwrap()))
+                .sum()
         });
-        assert_eq!(wins, 1, "round {round}: {wins} writers replaced one version");
+        assert_eq!(
+            wins, 1,
+            "round {round}: {wins} writers replaced one version"
+        );
     }
     let created: usize = std::thread::scope(|sc| {
         let runs: Vec<_> = (0..8)
@@ -238,7 +252,9 @@ pub fn preconditions_race(h: &impl Harness) {
                 })
             })
             .collect();
-        runs.into_iter().map(|r| usize::from(r.join().unwrap())).sum()
+        runs.into_iter()
+            .map(|r| usize::from(r.join().unwrap()))
+            .sum()
     });
     assert_eq!(created, 1);
 }
@@ -276,12 +292,12 @@ pub fn appends_concurrent(h: &impl Harness) {
 /// until it is released; different names do not wait on each other.
 pub fn lock_excludes_second_instance(h: &impl Harness) {
     let (a, b) = (store(h, "t"), store(h, "t"));
-    let held = a.lock("git").unwrap();
-    let other = b.lock("index").unwrap();
+    let held = a.lock(LockName::Git).unwrap();
+    let other = b.lock(LockName::Index).unwrap();
     drop(other);
     let (tx, rx) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
-        let g = b.lock("git").unwrap();
+        let g = b.lock(LockName::Git).unwrap();
         tx.send(()).unwrap();
         drop(g);
     });
@@ -315,14 +331,19 @@ pub fn unicode_names(h: &impl Harness) {
     let got: Vec<String> = snapshot(s.as_ref()).into_iter().map(|(p, _)| p).collect();
     assert_eq!(got, want);
     s.rename(&p("notes/café.md"), &p("notes/thé.md")).unwrap();
-    assert_eq!(s.read(&p("notes/thé.md")).unwrap(), "notes/café.md".as_bytes());
+    assert_eq!(
+        s.read(&p("notes/thé.md")).unwrap(),
+        "notes/café.md".as_bytes()
+    );
 }
 
 /// An 8 MiB file round trips, is replaced, and is appended to.
 pub fn large_files(h: &impl Harness) {
     let s = store(h, "t");
     let big: Vec<u8> = (0..8 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
-    let v = s.write_if(&p("big.bin"), &big, &Precondition::Absent).unwrap();
+    let v = s
+        .write_if(&p("big.bin"), &big, &Precondition::Absent)
+        .unwrap();
     assert_eq!(s.read(&p("big.bin")).unwrap(), big);
     s.append(&p("big.bin"), b"tail").unwrap();
     let back = s.read(&p("big.bin")).unwrap();
@@ -331,7 +352,10 @@ pub fn large_files(h: &impl Harness) {
         s.write_if(&p("big.bin"), b"x", &Precondition::Matches(v)),
         Err(StoreError::Conflict(_))
     ));
-    assert_eq!(s.stat(&p("big.bin")).unwrap().unwrap().size, back.len() as u64);
+    assert_eq!(
+        s.stat(&p("big.bin")).unwrap().unwrap().size,
+        back.len() as u64
+    );
 }
 
 /// One random operation on a store.
@@ -385,10 +409,10 @@ pub fn tenants_isolated(h: &impl Harness) {
         ..ProptestConfig::default()
     };
     let mut runner = proptest::test_runner::TestRunner::new(cfg);
-    let mut case = 0u32;
+    let cases = std::sync::atomic::AtomicU32::new(0);
     runner
         .run(&prop::collection::vec(op_strategy(), 1..30), |ops| {
-            case += 1;
+            let case = cases.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let (a, b) = (
                 store(h, &format!("alice{case}")),
                 store(h, &format!("bob{case}")),

@@ -1,4 +1,5 @@
 //! The conformance suite on the local folder store.
+#![allow(clippy::unwrap_used)]
 
 use memdir::{Backend, FolderStore};
 use memdir_store_tests::Harness;
@@ -10,12 +11,12 @@ struct Folders(tempfile::TempDir);
 impl Harness for Folders {
     fn open(&self, tenant: &str) -> Backend {
         let root = self.0.path().join(tenant);
-        Backend::folder(FolderStore::create(&root).unwrap_or_else(|e| panic!("{e}")))
+        Backend::folder(FolderStore::create(&root).unwrap())
     }
 }
 
 fn harness() -> Folders {
-    Folders(tempfile::tempdir().unwrap_or_else(|e| panic!("{e}")))
+    Folders(tempfile::tempdir().unwrap())
 }
 
 memdir_store_tests::store_tests!(harness());

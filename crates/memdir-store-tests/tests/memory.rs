@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex};
 /// Tenants by name. Opening one again gives a second store handle onto the same memory (as a
 /// second server over one database would have) and the same history.
 #[derive(Default)]
-struct Memories(Mutex<HashMap<String, (MemStore, Option<Arc<dyn History>>)>>);
+struct Memories(Mutex<HashMap<String, Tenant>>);
+
+/// One memory: its files and its history.
+type Tenant = (MemStore, Option<Arc<dyn History>>);
 
 impl Harness for Memories {
     fn open(&self, tenant: &str) -> Backend {

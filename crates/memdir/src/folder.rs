@@ -461,7 +461,11 @@ impl Locks for FolderStore {
 
 impl FolderStore {
     /// Takes the `flock` on `.memdir/locks/<file>`, refusing one this thread holds already.
-    fn take_lock(&self, file: String, name: &dyn std::fmt::Display) -> Result<FileLock, StoreError> {
+    fn take_lock(
+        &self,
+        file: String,
+        name: &dyn std::fmt::Display,
+    ) -> Result<FileLock, StoreError> {
         let held = (
             self.root_path.join(META_DIR).join(&file),
             thread::current().id(),

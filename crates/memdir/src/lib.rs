@@ -39,9 +39,7 @@ pub use error::{Error, ErrorKind};
 pub use folder::FolderStore;
 /// The embedders of the vector index (local model, OpenAI-compatible endpoint).
 pub use memdir_embed as embed;
-pub use memstore::{MemHistory, MemStore};
 pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport, content_version};
+pub use memstore::{MemHistory, MemStore};
 pub use provenance::{Actor, Source};
-pub use store::{
-    Entry, EntryKind, LockName, Locks, Precondition, Store, StoreError, Version,
-};
+pub use store::{Entry, EntryKind, LockName, Locks, Precondition, Store, StoreError, Version};

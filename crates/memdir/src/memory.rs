@@ -1,8 +1,8 @@
 //! The memory folder's layers: core, daily logs, scratch, and everything else.
 
+use crate::backend::Backend;
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::backend::Backend;
 use crate::folder::FolderStore;
 use crate::history::History;
 use crate::proposals::proposed;
@@ -578,12 +578,12 @@ impl Memory {
             }
             self.store.write_if(&p, content.as_bytes(), &self.expect)?;
         } else {
-            let current = if self.expect != Precondition::Any || crate::trust::needs_current(self, &p)
-            {
-                self.read_bytes_opt(&p)?
-            } else {
-                None
-            };
+            let current =
+                if self.expect != Precondition::Any || crate::trust::needs_current(self, &p) {
+                    self.read_bytes_opt(&p)?
+                } else {
+                    None
+                };
             if self.expect != Precondition::Any {
                 self.check_base(&p, current.as_deref())?;
             }

@@ -9,12 +9,13 @@
 use crate::backend::Backend;
 use crate::history::{BlameLine, Change, Changes, History, HistoryEntry};
 use crate::store::{
-    Entry, EntryKind, LockGuard, Locks, Precondition, Store, StoreError, Version, stale,
+    Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version, stale,
 };
 use jiff::Timestamp;
 use memdir_core::path::MemPath;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::ThreadId;
 
 /// One file: its bytes and when it last changed (Unix milliseconds).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +35,8 @@ struct Files {
 #[derive(Debug, Default)]
 struct Inner {
     files: Mutex<Files>,
-    locks: Mutex<HashSet<String>>,
+    /// Locks held, by name, with the thread holding each.
+    locks: Mutex<HashMap<String, ThreadId>>,
     released: Condvar,
 }
 
@@ -137,8 +139,7 @@ fn moved(path: &MemPath, from: &MemPath, to: &MemPath) -> Result<MemPath, StoreE
     if rest.is_empty() {
         Ok(to.clone())
     } else {
-        to.join(rest)
-            .map_err(|e| StoreError::InvalidPath(e.to_string()))
+        MemPath::parse(&format!("{to}/{rest}")).map_err(|e| StoreError::InvalidPath(e.to_string()))
     }
 }
 
@@ -159,15 +160,22 @@ impl Drop for MemLock {
 }
 
 impl Locks for MemStore {
-    fn lock(&self, name: &str) -> Result<Box<dyn LockGuard>, StoreError> {
+    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
+        let key = name.to_string();
+        let me = std::thread::current().id();
         let mut held = self.inner.locks.lock().map_err(|_| poisoned())?;
-        while held.contains(name) {
+        while let Some(holder) = held.get(&key) {
+            if *holder == me {
+                return Err(StoreError::Backend(format!(
+                    "lock {name} is already held by this thread: this is a bug in memdir, please report it"
+                )));
+            }
             held = self.inner.released.wait(held).map_err(|_| poisoned())?;
         }
-        held.insert(name.to_string());
+        held.insert(key.clone(), me);
         Ok(Box::new(MemLock {
             inner: self.inner.clone(),
-            name: name.to_string(),
+            name: key,
         }))
     }
 }
@@ -253,7 +261,12 @@ impl Store for MemStore {
     fn list(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
         let f = self.files()?;
         match f.kind(dir) {
-            None => return Err(StoreError::NotFound(format!("{} does not exist", shown(dir)))),
+            None => {
+                return Err(StoreError::NotFound(format!(
+                    "{} does not exist",
+                    shown(dir)
+                )));
+            }
             Some(EntryKind::File) => {
                 return Err(StoreError::InvalidPath(format!(
                     "{dir}: a part of the path is a file, not a folder"
@@ -266,9 +279,7 @@ impl Store for MemStore {
             let rest = if dir.is_root() {
                 p.as_str()
             } else {
-                p.as_str()
-                    .strip_prefix(dir.as_str())?
-                    .strip_prefix('/')?
+                p.as_str().strip_prefix(dir.as_str())?.strip_prefix('/')?
             };
             let first = rest.split('/').next()?;
             dir.join(first).ok()

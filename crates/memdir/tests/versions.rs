@@ -5,7 +5,10 @@
 use memdir::{Clock, ErrorKind, Memory, Precondition};
 
 fn clock() -> Clock {
-    Clock::fixed("2026-11-30T09:15:00Z".parse().unwrap(), jiff::tz::TimeZone::UTC)
+    Clock::fixed(
+        "2026-11-30T09:15:00Z".parse().unwrap(),
+        jiff::tz::TimeZone::UTC,
+    )
 }
 
 /// Eight writers that all read version v0 race to replace it: exactly one wins each round.
@@ -36,7 +39,11 @@ fn one_writer_wins(git: bool) {
                 .collect();
             runs.into_iter().filter_map(|r| r.join().unwrap()).collect()
         });
-        assert_eq!(wins.len(), 1, "round {round}: writers {wins:?} all replaced one version");
+        assert_eq!(
+            wins.len(),
+            1,
+            "round {round}: writers {wins:?} all replaced one version"
+        );
         let text = String::from_utf8(mem.read("notes/race.md").unwrap()).unwrap();
         assert!(text.starts_with(&format!("writer {}\n", wins[0])));
     }
@@ -64,7 +71,10 @@ fn create_only_never_replaces() {
     // A base that names a deleted file is stale too.
     let v = mem.version("notes/a.md").unwrap().unwrap();
     mem.rm("notes/a.md").unwrap();
-    let e = mem.with_base(Some(&v)).write("notes/a.md", "x").unwrap_err();
+    let e = mem
+        .with_base(Some(&v))
+        .write("notes/a.md", "x")
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Conflict);
     assert!(e.to_string().contains("it is now deleted"), "{e}");
 }

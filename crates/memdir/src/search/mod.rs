@@ -417,7 +417,9 @@ impl Memory {
     ) -> Result<(std::sync::Arc<Vec<walk::FileRef>>, Option<u64>), Error> {
         match corpus {
             Corpus::Folder(root) => Ok(self.files_in(root, scope)),
-            Corpus::Store(store) => Ok((std::sync::Arc::new(walk::from_store(store, scope)?), None)),
+            Corpus::Store(store) => {
+                Ok((std::sync::Arc::new(walk::from_store(store, scope)?), None))
+            }
         }
     }
 

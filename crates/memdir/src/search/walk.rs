@@ -4,10 +4,10 @@
 
 use super::SearchRequest;
 use crate::error::Error;
+use crate::store::{Store, StoreError};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use jiff::civil::Date;
 use memdir_core::log::date_of_file_name;
-use crate::store::{Store, StoreError};
 use memdir_core::path::{MemPath, RESERVED};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
