@@ -111,6 +111,8 @@ pub enum Command {
     Undo(cmd::undo::Args),
     /// List, accept or reject proposals to change core memory
     Review(cmd::review::Args),
+    /// Propose tidy-ups from the logs since the last run (for cron): core facts, stale lines
+    Consolidate(cmd::consolidate::Args),
     /// Print a file's version, for `write --base` / `edit --base`
     Version(cmd::version::Args),
     /// Gates on irreversible actions: request, check, approve, verify the ledger
@@ -327,6 +329,7 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Blame(a) => cmd::blame::run(a, env),
         Command::Undo(a) => cmd::undo::run(a, env),
         Command::Review(a) => cmd::review::run(a, env),
+        Command::Consolidate(a) => cmd::consolidate::run(a, env),
         Command::Version(a) => cmd::version::run(a, env),
         Command::Gate(a) => cmd::gate::run(a, env),
         Command::Export(a) => cmd::export::run(a, env),

@@ -50,6 +50,8 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// What the context loads and its budget.
     pub context: ContextConfig,
+    /// What `memdir consolidate` looks for, and the optional language model it asks.
+    pub consolidate: ConsolidateConfig,
 }
 
 /// The `[context]` section: the context's budget and how many days of logs it loads.
@@ -67,6 +69,60 @@ impl Default for ContextConfig {
         ContextConfig {
             max_tokens: 4000,
             log_days: 2,
+        }
+    }
+}
+
+/// The `[consolidate]` section: `memdir consolidate`'s thresholds and its optional model, an
+/// OpenAI-compatible chat endpoint configured like the embedder's.
+///
+/// ```toml
+/// [consolidate]
+/// min_days = 3                  # a user statement recurring on this many days is a core candidate
+/// window = "30d"                # how far before the new logs recurrence is counted
+/// archive_untouched = "90d"     # unlinked notes untouched this long are archive candidates
+/// provider = "none"             # or "openai": also ask a chat model
+/// # url = "http://127.0.0.1:11434/v1"      # any OpenAI-compatible /v1/chat/completions
+/// # model = "llama3.1"
+/// # api_key_env = "OPENAI_API_KEY"         # the name of the variable, never the key itself
+/// # timeout_secs = 120
+/// # max_prompt_bytes = 32768
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConsolidateConfig {
+    /// A user statement must recur on at least this many days to be proposed for core.
+    pub min_days: usize,
+    /// How far back from the first new day recurrence is counted, e.g. `30d`.
+    pub window: String,
+    /// Notes nothing links to and untouched this long are archive candidates, e.g. `90d`.
+    pub archive_untouched: String,
+    /// `none` (deterministic only) or `openai` (also ask a chat model).
+    pub provider: String,
+    /// The chat endpoint's base URL.
+    pub url: Option<String>,
+    /// The model name sent to the endpoint.
+    pub model: Option<String>,
+    /// The name of the environment variable that holds the endpoint's API key.
+    pub api_key_env: Option<String>,
+    /// Seconds allowed for the model's answer.
+    pub timeout_secs: u64,
+    /// The largest prompt sent, in bytes (the newest log lines are kept).
+    pub max_prompt_bytes: usize,
+}
+
+impl Default for ConsolidateConfig {
+    fn default() -> Self {
+        ConsolidateConfig {
+            min_days: 3,
+            window: "30d".to_string(),
+            archive_untouched: "90d".to_string(),
+            provider: "none".to_string(),
+            url: None,
+            model: None,
+            api_key_env: None,
+            timeout_secs: 120,
+            max_prompt_bytes: 32 * 1024,
         }
     }
 }
@@ -301,6 +357,22 @@ impl Config {
                 cfg.embed.provider
             ));
         }
+        for (key, value) in [
+            ("consolidate.window", &cfg.consolidate.window),
+            (
+                "consolidate.archive_untouched",
+                &cfg.consolidate.archive_untouched,
+            ),
+        ] {
+            crate::duration::parse_ttl(value)
+                .map_err(|e| format!("bad .memdir/config.toml: {key}: {e}"))?;
+        }
+        if !matches!(cfg.consolidate.provider.as_str(), "none" | "openai") {
+            return Err(format!(
+                "bad .memdir/config.toml: consolidate.provider {:?}: use none or openai",
+                cfg.consolidate.provider
+            ));
+        }
         Ok(cfg)
     }
 
@@ -323,6 +395,18 @@ impl Config {
         ) + &format!(
             "\n[context]\n# max_tokens = {}\n# log_days = {}\n",
             d.context.max_tokens, d.context.log_days
+        ) + &format!(
+            "\n[consolidate]\n# min_days = {}\n# window = \"{}\"\n# archive_untouched = \"{}\"\n\
+             # provider = \"{}\"   # or \"openai\": also ask an OpenAI-compatible chat model\n\
+             # url = \"http://127.0.0.1:11434/v1\"\n# model = \"llama3.1\"\n\
+             # api_key_env = \"OPENAI_API_KEY\"   # the variable's name, never the key\n\
+             # timeout_secs = {}\n# max_prompt_bytes = {}\n",
+            d.consolidate.min_days,
+            d.consolidate.window,
+            d.consolidate.archive_untouched,
+            d.consolidate.provider,
+            d.consolidate.timeout_secs,
+            d.consolidate.max_prompt_bytes
         )
     }
 }
@@ -415,5 +499,12 @@ mod tests {
             assert!(!c.git.enabled, "{off}");
             assert_eq!(with_git_disabled(&off).unwrap(), off);
         }
+        let c = Config::from_toml("[consolidate]\nmin_days = 2\nprovider = \"openai\"\n").unwrap();
+        assert_eq!(
+            (c.consolidate.min_days, c.consolidate.window.as_str()),
+            (2, "30d")
+        );
+        assert!(Config::from_toml("[consolidate]\nprovider = \"gpt\"\n").is_err());
+        assert!(Config::from_toml("[consolidate]\nwindow = \"soon\"\n").is_err());
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod caps;
 pub mod config;
+pub mod consolidate;
 pub mod context;
 pub mod duration;
 pub mod gates;

@@ -27,12 +27,13 @@ pub const INDEX_FILE: &str = "MEMORY.md";
 /// Root files that are never notes.
 pub const NOT_NOTE_FILES: [&str; 3] = ["core.md", INDEX_FILE, "state.md"];
 /// Top-level folders whose files are never notes.
-pub const NOT_NOTE_DIRS: [&str; 6] = [
+pub const NOT_NOTE_DIRS: [&str; 7] = [
     "log",
     "scratch",
     "archive",
     "offload",
     "proposals",
+    "consolidation",
     ".memdir",
 ];
 /// The order of type groups in the index; other types follow alphabetically, then untyped notes.
@@ -42,7 +43,7 @@ pub const UNTYPED: &str = "other";
 
 /// True when a path (relative to the root, `/`-separated) names a note: a `.md` file that is not
 /// `core.md`, `MEMORY.md` or `state.md` at the root and not inside `log/`, `scratch/`, `archive/`,
-/// `offload/` or `proposals/`, and not hidden (no component starts with `.`, so an editor's
+/// `offload/`, `proposals/` or `consolidation/`, and not hidden (no component starts with `.`, so an editor's
 /// `.trash/` is left out).
 pub fn is_note_path(path: &str) -> bool {
     if !path.ends_with(".md") || path.len() <= 3 || path.split('/').any(|c| c.starts_with('.')) {

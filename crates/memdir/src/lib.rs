@@ -18,6 +18,7 @@ pub mod archive;
 mod backend;
 mod change;
 mod clock;
+pub mod consolidate;
 mod error;
 pub mod folder;
 pub mod gates;

@@ -33,6 +33,9 @@ pub struct Proposal {
     pub base: String,
     /// The unified diff.
     pub diff: String,
+    /// The lines that support the change (`file:line: text`), so a person can check it in one
+    /// look; empty for a change an agent asked for.
+    pub evidence: Vec<String>,
     /// The full proposed content of core.md.
     #[serde(skip)]
     pub content: String,
@@ -61,10 +64,20 @@ fn render(p: &Proposal) -> String {
         .max()
         .unwrap_or(0);
     let fence = "`".repeat(longest.max(3) + 1);
+    let evidence = if p.evidence.is_empty() {
+        String::new()
+    } else {
+        let lines: String = p
+            .evidence
+            .iter()
+            .map(|e| format!("- {}\n", one_line(e)))
+            .collect();
+        format!("## Evidence\n\n{lines}\n")
+    };
     format!(
         "---\nid: {}\ntarget: {CORE_FILE}\nwriter: {}\nreason: {}\ncreated: {}\nbase: {}\n---\n\
          # Proposed change to {CORE_FILE}\n\nReview with `memdir review accept {}` or `memdir review reject {}`.\n\n\
-         ## Diff\n\n```diff\n{}```\n\n## Proposed content\n\n{fence}markdown\n{}{}{fence}\n",
+         {evidence}## Diff\n\n```diff\n{}```\n\n## Proposed content\n\n{fence}markdown\n{}{}{fence}\n",
         p.id,
         p.writer,
         one_line(&p.reason),
@@ -99,9 +112,20 @@ fn parse(id: &str, path: &str, text: &str) -> Option<Proposal> {
         .rfind(&format!("{fence}\n"))
         .or_else(|| content.rfind(fence))?;
     let diff = body
-        .split_once("```diff\n")
+        .split_once("## Diff\n\n```diff\n")
         .and_then(|(_, d)| d.split_once("```\n"))
         .map(|(d, _)| d.to_string())
+        .unwrap_or_default();
+    // Evidence comes before the diff; the proposed content after it may hold anything.
+    let evidence = body
+        .split_once("## Diff\n\n```diff\n")
+        .and_then(|(head, _)| head.split_once("\n## Evidence\n\n"))
+        .map(|(_, rest)| {
+            rest.lines()
+                .map_while(|l| l.strip_prefix("- "))
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     Some(Proposal {
         id: id.to_string(),
@@ -111,6 +135,7 @@ fn parse(id: &str, path: &str, text: &str) -> Option<Proposal> {
         created: field("created"),
         base: field("base"),
         diff,
+        evidence,
         content: content[..end].to_string(),
     })
 }
@@ -180,6 +205,16 @@ impl Memory {
 
     /// Saves a proposal to change core from `current` to `new`; returns its id.
     pub(crate) fn write_proposal(&self, current: &str, new: &str) -> Result<String, Error> {
+        self.write_proposal_with(current, new, Vec::new())
+    }
+
+    /// Saves a proposal that cites `evidence` (`file:line: text` each); returns its id.
+    pub(crate) fn write_proposal_with(
+        &self,
+        current: &str,
+        new: &str,
+        evidence: Vec<String>,
+    ) -> Result<String, Error> {
         let now = self.clock().now();
         let writer = &self.actor().writer;
         let base = content_version(current.as_bytes());
@@ -198,6 +233,7 @@ impl Memory {
             created: self.clock().local(now.timestamp()),
             base,
             diff,
+            evidence,
             content: new.to_string(),
         };
         self.store()
@@ -324,6 +360,10 @@ mod tests {
             created: "2026-11-30T09:15:00Z".into(),
             base: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".into(),
             diff: "@@ -0,0 +1 @@\n+a\n".into(),
+            evidence: vec![
+                "log/2026-11-01.md:3: - 09:00 ```diff".into(),
+                "core.md:1: a".into(),
+            ],
             content: "a\n```\ncode\n```\nno newline".into(),
         };
         let q = parse(&p.id, &p.path, &render(&p)).unwrap();
@@ -331,6 +371,14 @@ mod tests {
         assert_eq!(q.writer, "bot");
         assert_eq!(q.base, p.base);
         assert_eq!(q.diff, p.diff);
+        assert_eq!(q.evidence, p.evidence);
+        let plain = Proposal {
+            evidence: Vec::new(),
+            ..p
+        };
+        let q = parse(&plain.id, &plain.path, &render(&plain)).unwrap();
+        assert!(q.evidence.is_empty());
+        assert_eq!(q.diff, plain.diff);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod blame;
 pub mod completions;
+pub mod consolidate;
 pub mod context;
 pub mod edit;
 pub mod export;

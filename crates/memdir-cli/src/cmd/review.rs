@@ -70,6 +70,9 @@ pub fn run(a: Args, env: &Env) -> CliResult {
                         &p.reason
                     }
                 ));
+                for e in &p.evidence {
+                    text.push_str(&format!("    evidence: {e}\n"));
+                }
                 for l in p
                     .diff
                     .lines()
