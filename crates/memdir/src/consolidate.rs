@@ -402,7 +402,15 @@ impl Memory {
             }
         };
 
-        // Leave out what was proposed before, and duplicates within this run.
+        // Under the history's lock, read what earlier runs proposed again (a run that overlapped
+        // this one may have finished meanwhile), then leave that out, and duplicates in this run.
+        let tx = if opts.dry_run {
+            None
+        } else {
+            let tx = self.begin("consolidate", &report_path(today))?;
+            state.proposed = read_state(self)?.proposed;
+            Some(tx)
+        };
         let mut already_proposed = 0;
         let mut keep: Vec<Finding> = Vec::new();
         for f in findings {
@@ -415,12 +423,6 @@ impl Memory {
             }
             keep.push(f);
         }
-
-        let tx = if opts.dry_run {
-            None
-        } else {
-            Some(self.begin("consolidate", &report_path(today))?)
-        };
         let mut proposals = Vec::new();
         let mut over_cap = Vec::new();
         for f in keep {
