@@ -148,6 +148,7 @@ pub struct Env {
 impl Env {
     /// Opens the memory.
     pub fn open(&self) -> Result<Memory, CliError> {
+        self.check_root()?;
         let mem = Memory::open_backend(self.location.open(false)?, self.clock.clone())?;
         let mem = mem
             .with_actor(self.actor_for(&mem))
@@ -168,6 +169,27 @@ impl Env {
             actor.writer = mem.config().writers.main.clone();
         }
         actor
+    }
+
+    /// Refuses a root that is a file (or lies under one) with what to do, before the store
+    /// meets it with an operating-system error.
+    pub fn check_root(&self) -> Result<(), CliError> {
+        if !matches!(self.location, Location::Folder(_)) {
+            return Ok(());
+        }
+        let not_a_folder = |what: &str| {
+            Err(CliError::invalid(format!(
+                "the memory folder {} {what}: pass --root DIR or set MEMDIR_ROOT to a folder",
+                self.root.display()
+            )))
+        };
+        match std::fs::metadata(&self.root) {
+            Ok(m) if !m.is_dir() => not_a_folder("is a file, not a folder"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                not_a_folder("is inside a file, not a folder")
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The embedder the config and `MEMDIR_MODEL_DIR` select; the API key is read here, from
@@ -223,12 +245,20 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
         Location::Folder(r) => r.clone(),
         Location::Postgres(_) => PathBuf::from("."),
     };
-    let tz = jiff::tz::TimeZone::system();
+    let tz = jiff::tz::TimeZone::try_system().unwrap_or_else(|_| {
+        // jiff falls back to UTC; a misspelt TZ would otherwise move every log line silently.
+        if let Some(name) = std::env::var_os("TZ").filter(|v| !v.is_empty()) {
+            eprintln!(
+                "memdir: warning: TZ={name:?} is not a known time zone, so times are in UTC; set TZ to a name like Europe/Berlin or unset it"
+            );
+        }
+        jiff::tz::TimeZone::UTC
+    });
     let clock = match std::env::var("MEMDIR_NOW") {
         Ok(s) if !s.is_empty() => {
-            let ts: jiff::Timestamp = s.parse().map_err(|e| {
+            let ts: jiff::Timestamp = s.parse().map_err(|_| {
                 CliError::invalid(format!(
-                    "MEMDIR_NOW={s:?} is not an RFC 3339 time like 2026-11-30T09:00:00Z: {e}"
+                    "MEMDIR_NOW={s:?} is not a time: use an RFC 3339 instant like 2026-11-30T09:00:00Z, or unset it to use the clock"
                 ))
             })?;
             Clock::fixed(ts, tz)
@@ -292,11 +322,31 @@ pub fn main() -> i32 {
         }
         Err(e) => {
             if !e.message.is_empty() {
-                eprintln!("memdir: {}", e.message);
+                eprintln!("memdir: {}", without_os_error_numbers(&e.message));
             }
             e.code
         }
     }
+}
+
+/// Drops the " (os error N)" that Rust appends to system errors: the words before it already
+/// say what happened, and the number means nothing to a person.
+fn without_os_error_numbers(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(" (os error ") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + " (os error ".len()..];
+        let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && tail[digits..].starts_with(')') {
+            rest = &tail[digits + 1..];
+        } else {
+            out.push_str(" (os error ");
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn dispatch(command: Command, env: &Env) -> CliResult {

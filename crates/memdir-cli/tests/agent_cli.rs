@@ -138,7 +138,7 @@ fn completions_and_man_page() {
         &man[..200.min(man.len())]
     );
     assert!(
-        man.contains("MEMDIR SERVE") && man.contains("\\-\\-listen"),
+        man.contains(".SS \"memdir serve\"") && man.contains("--listen"),
         "serve is documented"
     );
 }

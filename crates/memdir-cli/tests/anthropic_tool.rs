@@ -480,8 +480,14 @@ fn malformed_calls_are_error_results() {
     );
     let (out, err) = call(&f, json!({"path": "/memories"}));
     assert!(err && out.starts_with("Error: missing `command`"), "{out}");
-    let a = f.cmd().arg("tool").write_stdin("not json").assert().code(2);
-    assert!(common::stderr(&a).contains("not one JSON object"));
+    // Input that is not JSON is an error result too: its text on stdout, exit 1.
+    let a = f.cmd().arg("tool").write_stdin("not json").assert().code(1);
+    let out = common::stdout(&a);
+    assert!(
+        out.starts_with("Error: the tool input is not one JSON object") && out.ends_with("}\n"),
+        "{out}"
+    );
+    assert!(common::stderr(&a).is_empty());
 }
 
 #[test]

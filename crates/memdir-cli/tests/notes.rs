@@ -380,7 +380,7 @@ fn writes_through_memdir_keep_the_index_current() {
     assert!(index.contains("- [x](notes/y.md) — second"), "{index}");
     f.cmd().args(["rm", "notes/z.md"]).assert().success();
     assert!(!f.get("MEMORY.md").contains("[z]"));
-    f.cmd().args(["rm", "notes"]).assert().success();
+    f.cmd().args(["rm", "-r", "notes"]).assert().success();
     assert!(!f.get("MEMORY.md").contains("- ["));
     // The index is generated: writing it by hand is refused with the way to change it.
     let a = f

@@ -323,7 +323,15 @@ fn ranked_limit_defaults_to_ten() {
         .args(["search", "--mode", "ranked", "--limit", "3", "lighthouses"])
         .assert()
         .success();
-    assert_eq!(stdout(&a).lines().count(), 3);
+    let out = stdout(&a);
+    assert_eq!(out.lines().count(), 4, "three lines and the trailer: {out}");
+    assert!(
+        out.lines()
+            .nth(3)
+            .unwrap()
+            .contains("more matches left out"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -376,38 +376,79 @@ impl Config {
         Ok(cfg)
     }
 
-    /// The text `memdir init` writes: every default, commented, so people see what they can set.
+    /// The text `memdir init` writes: every section and key with its default, commented, so
+    /// people see what they can set. Section headers stand alone on their line (comments go
+    /// above them), so [`with_git_disabled`] finds `[git]`.
     pub fn template() -> String {
         let d = Config::default();
-        format!(
-            "# memdir settings; every key is optional and shows its default.\n\
-             [core]\n# max_lines = {}\n# max_bytes = {}\n\n\
-             [scratch]\n# default_ttl = \"{}\"\n",
-            d.core.max_lines, d.core.max_bytes, d.scratch.default_ttl
-        ) + &format!(
-            "\n[index]\n# max_lines = {}\n# max_bytes = {}\n\n\
-             [state]\n# max_lines = {}\n# max_bytes = {}\n# archive_after = \"{}\"\n",
-            d.index.max_lines,
-            d.index.max_bytes,
-            d.state.max_lines,
-            d.state.max_bytes,
-            d.state.archive_after
-        ) + &format!(
-            "\n[context]\n# max_tokens = {}\n# log_days = {}\n",
-            d.context.max_tokens, d.context.log_days
-        ) + &format!(
-            "\n[consolidate]\n# min_days = {}\n# window = \"{}\"\n# archive_untouched = \"{}\"\n\
-             # provider = \"{}\"   # or \"openai\": also ask an OpenAI-compatible chat model\n\
-             # url = \"http://127.0.0.1:11434/v1\"\n# model = \"llama3.1\"\n\
-             # api_key_env = \"OPENAI_API_KEY\"   # the variable's name, never the key\n\
-             # timeout_secs = {}\n# max_prompt_bytes = {}\n",
-            d.consolidate.min_days,
-            d.consolidate.window,
-            d.consolidate.archive_untouched,
-            d.consolidate.provider,
-            d.consolidate.timeout_secs,
-            d.consolidate.max_prompt_bytes
-        )
+        let e = &d.embed;
+        let writers = d
+            .policy
+            .core_writers
+            .iter()
+            .map(|w| format!("{w:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        [
+            "# memdir settings; every key is optional and shows its default.".to_string(),
+            format!(
+                "# core.md, loaded every turn\n[core]\n# max_lines = {}\n# max_bytes = {}",
+                d.core.max_lines, d.core.max_bytes
+            ),
+            format!("[scratch]\n# default_ttl = \"{}\"", d.scratch.default_ttl),
+            format!(
+                "# MEMORY.md\n[index]\n# max_lines = {}\n# max_bytes = {}",
+                d.index.max_lines, d.index.max_bytes
+            ),
+            format!(
+                "# state.md; lines older than archive_after move to archive/ on sweep\n[state]\n\
+                 # max_lines = {}\n# max_bytes = {}\n# archive_after = \"{}\"",
+                d.state.max_lines, d.state.max_bytes, d.state.archive_after
+            ),
+            format!(
+                "[context]\n# max_tokens = {}\n# log_days = {}",
+                d.context.max_tokens, d.context.log_days
+            ),
+            format!(
+                "# the embedder of search --mode semantic|hybrid; MEMDIR_MODEL_DIR overrides it\n[embed]\n\
+                 # provider = \"{}\"                          # \"none\", \"local\" or \"openai\"\n\
+                 # model_dir = \"/models/all-MiniLM-L6-v2\"    # local (relative paths start at the memory folder)\n\
+                 # url = \"http://127.0.0.1:11434/v1\"          # openai: any OpenAI-compatible endpoint\n\
+                 # model = \"nomic-embed-text\"\n\
+                 # api_key_env = \"OPENAI_API_KEY\"             # the variable's name; the key is never logged\n\
+                 # batch_size = {}\n# timeout_secs = {}\n# retries = {}",
+                e.provider, e.batch_size, e.timeout_secs, e.retries
+            ),
+            format!(
+                "# commit every change made through memdir\n[git]\n# enabled = {}",
+                d.git.enabled
+            ),
+            format!(
+                "# the main writer logs to log/YYYY-MM-DD.md, others to their own file\n[writers]\n# main = \"{}\"",
+                d.writers.main
+            ),
+            format!(
+                "# which sources change core.md directly; other changes become proposals\n[policy]\n\
+                 # core_writers = [{writers}]\n\
+                 # max_core_drop = {}              # share of core's lines an automated rewrite may drop",
+                d.policy.max_core_drop
+            ),
+            format!(
+                "# memdir consolidate\n[consolidate]\n# min_days = {}\n# window = \"{}\"\n# archive_untouched = \"{}\"\n\
+                 # provider = \"{}\"   # or \"openai\": also ask an OpenAI-compatible chat model\n\
+                 # url = \"http://127.0.0.1:11434/v1\"\n# model = \"llama3.1\"\n\
+                 # api_key_env = \"OPENAI_API_KEY\"   # the variable's name, never the key\n\
+                 # timeout_secs = {}\n# max_prompt_bytes = {}",
+                d.consolidate.min_days,
+                d.consolidate.window,
+                d.consolidate.archive_untouched,
+                d.consolidate.provider,
+                d.consolidate.timeout_secs,
+                d.consolidate.max_prompt_bytes
+            ),
+        ]
+        .join("\n\n")
+            + "\n"
     }
 }
 
@@ -469,6 +510,36 @@ mod tests {
         assert_eq!(
             Config::from_toml(&Config::template()).unwrap(),
             Config::default()
+        );
+        // Every section is in the template, and uncommenting every key keeps the defaults
+        // (except the example endpoint and model, which have no default).
+        let template = Config::template();
+        let defaults = toml::to_string(&Config::default()).unwrap();
+        for line in defaults.lines().filter(|l| l.starts_with('[')) {
+            assert!(
+                template.contains(line),
+                "{line} is missing from the template"
+            );
+        }
+        let uncommented: String = template
+            .lines()
+            .map(|l| {
+                l.strip_prefix("# ")
+                    .filter(|k| k.contains(" = "))
+                    .unwrap_or(l)
+            })
+            .filter(|l| {
+                !l.starts_with("model_dir")
+                    && !l.starts_with("url")
+                    && !l.starts_with("model ")
+                    && !l.starts_with("api_key_env")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(
+            Config::from_toml(&uncommented).unwrap(),
+            Config::default(),
+            "{uncommented}"
         );
         let c = Config::from_toml("[core]\nmax_lines = 5\n").unwrap();
         assert_eq!(c.core.max_lines, 5);

@@ -1,4 +1,4 @@
-//! Time-to-live strings: `90` (minutes), `30m`, `2h`, `1d`.
+//! Time-to-live strings: `90` (minutes), `30m`, `2h`, `1d`, `1w`.
 
 /// Parses a TTL into milliseconds. A bare number is minutes.
 pub fn parse_ttl(input: &str) -> Result<i64, String> {
@@ -11,6 +11,7 @@ pub fn parse_ttl(input: &str) -> Result<i64, String> {
                 "m" => 60_000,
                 "h" => 3_600_000,
                 "d" => 86_400_000,
+                "w" => 7 * 86_400_000,
                 _ => return Err(bad(input)),
             };
             (&s[..i], unit)
@@ -28,7 +29,9 @@ pub fn parse_ttl(input: &str) -> Result<i64, String> {
 }
 
 fn bad(input: &str) -> String {
-    format!("bad duration {input:?}: use minutes (90) or a number with s, m, h or d (30m, 2h, 1d)")
+    format!(
+        "bad duration {input:?}: use minutes (90) or a number with s, m, h, d or w (30m, 2h, 1d, 1w)"
+    )
 }
 
 #[cfg(test)]
@@ -42,7 +45,8 @@ mod tests {
         assert_eq!(parse_ttl("2h"), Ok(2 * 3_600_000));
         assert_eq!(parse_ttl("1d"), Ok(86_400_000));
         assert_eq!(parse_ttl("45s"), Ok(45_000));
-        for bad in ["", "m", "1w", "-5", "1.5h", "0", "99999999999d", "2 h"] {
+        assert_eq!(parse_ttl("2w"), Ok(14 * 86_400_000));
+        for bad in ["", "m", "1y", "-5", "1.5h", "0", "99999999999d", "2 h"] {
             assert!(parse_ttl(bad).is_err(), "{bad}");
         }
     }

@@ -16,6 +16,7 @@ pub mod caps;
 pub mod config;
 pub mod consolidate;
 pub mod context;
+pub mod day;
 pub mod duration;
 pub mod gates;
 pub mod links;

@@ -173,7 +173,9 @@ fn display(p: &MemPath) -> String {
 fn engine(e: impl Into<Error>) -> String {
     let e: Error = e.into();
     match e {
-        Error::Store(StoreError::InvalidPath(_)) => {
+        // The contract's symlink message only for a real escape; a path that runs through a
+        // file or a folder moved into itself is also an invalid path, and says so itself.
+        Error::Store(StoreError::InvalidPath(ref m)) if m.contains("outside the memory folder") => {
             format!("Error: Path would escape /memories directory via symlink ({e})")
         }
         other => format!("Error: {other}"),

@@ -4,8 +4,9 @@
 //! Guards, in order: an optional bearer token (compared in constant time, removed from the
 //! request before rmcp sees it, never logged); rmcp's `Host` check (loopback names unless the
 //! server listens elsewhere); and rmcp's `Origin` check, enforced so that a browser page can only
-//! reach the server from an origin named with `--allow-origin`. A non-loopback address is
-//! refused without a token.
+//! reach the server from an origin named with `--allow-origin`. Those origins also get CORS:
+//! their preflight `OPTIONS` is answered and their responses carry
+//! `Access-Control-Allow-Origin`. A non-loopback address is refused without a token.
 
 use crate::server::MemdirServer;
 use crate::tools::Tools;
@@ -40,13 +41,72 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The credentials of an `Authorization: Bearer <token>` header; the scheme name is
+/// case-insensitive (RFC 9110, section 11.1).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
+/// The headers a browser page may send to the MCP endpoint, and the one it may read back.
+const CORS_ALLOW_HEADERS: &str =
+    "authorization, content-type, accept, last-event-id, mcp-session-id, mcp-protocol-version";
+const CORS_EXPOSE_HEADERS: &str = "mcp-session-id";
+
+/// CORS for the origins named with `--allow-origin`: answers their preflight `OPTIONS` (before
+/// the token check, since browsers send no credentials there) and marks their responses
+/// readable. Other origins get no CORS headers; rmcp's `Origin` check refuses them.
+async fn cors(State(origins): State<Arc<Vec<String>>>, req: Request, next: Next) -> Response {
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .filter(|o| origins.iter().any(|a| a.as_bytes() == o.as_bytes()))
+        .cloned();
+    let Some(origin) = origin else {
+        return next.run(req).await;
+    };
+    let preflight = req.method() == axum::http::Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    let mut r = if preflight {
+        let mut r = StatusCode::NO_CONTENT.into_response();
+        let h = r.headers_mut();
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(CORS_ALLOW_HEADERS),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
+        r
+    } else {
+        next.run(req).await
+    };
+    let h = r.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static(CORS_EXPOSE_HEADERS),
+    );
+    h.append(header::VARY, HeaderValue::from_static("origin"));
+    r
+}
+
 async fn require_token(State(token): State<Arc<String>>, mut req: Request, next: Next) -> Response {
     let ok = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|given| same(given.trim().as_bytes(), token.as_bytes()));
+        .and_then(bearer)
+        .is_some_and(|given| same(given.as_bytes(), token.as_bytes()));
     if !ok {
         let mut r = (
             StatusCode::UNAUTHORIZED,
@@ -119,6 +179,13 @@ pub fn serve(
                 require_token,
             ));
         }
+        if !config.allowed_origins.is_empty() {
+            // Outermost, so a preflight is answered before the token check.
+            router = router.layer(axum::middleware::from_fn_with_state(
+                Arc::new(config.allowed_origins.clone()),
+                cors,
+            ));
+        }
         on_ready(addr);
         axum::serve(listener, router)
             .with_graceful_shutdown(shutdown())
@@ -154,6 +221,15 @@ async fn shutdown() {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer abc"), Some("abc"));
+        assert_eq!(bearer("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearerabc"), None);
+    }
 
     #[test]
     fn token_compare_is_exact() {

@@ -146,6 +146,9 @@ pub struct LinksReport {
     pub outgoing: Vec<LinkRef>,
     /// Links in other files that resolve to the note, by file then line.
     pub backlinks: Vec<LinkRef>,
+    /// True when no note has this name yet; `backlinks` are then the links that name it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub missing: bool,
 }
 
 impl Memory {
@@ -202,15 +205,42 @@ impl Memory {
         let files = scan(self.store().as_ref())?;
         let resolver = resolver(&files);
         let Some(found) = resolver.resolve(target).map(str::to_string) else {
-            return Err(Error::NotFound(format!(
-                "no note is named {target:?}: run `memdir index` or `memdir ls notes` to see the names"
-            )));
+            // A note that does not exist yet can still be linked to: those links are its
+            // backlinks (each one broken until the note is written).
+            let wanted = links::normalize(target);
+            let backlinks: Vec<LinkRef> = files
+                .iter()
+                .flat_map(|f| {
+                    links::extract(&f.text)
+                        .into_iter()
+                        .filter(|l| links::normalize(&l.target) == wanted)
+                        .map(|link| LinkRef {
+                            file: f.path.to_string(),
+                            line: link.line,
+                            link,
+                            resolves_to: None,
+                        })
+                })
+                .collect();
+            if backlinks.is_empty() {
+                return Err(Error::NotFound(format!(
+                    "no note is named {target:?} and nothing links to it: run `memdir index` or `memdir ls notes` to see the names"
+                )));
+            }
+            return Ok(LinksReport {
+                path: target.to_string(),
+                name: None,
+                outgoing: Vec::new(),
+                backlinks,
+                missing: true,
+            });
         };
         let mut report = LinksReport {
             path: found.clone(),
             name: None,
             outgoing: Vec::new(),
             backlinks: Vec::new(),
+            missing: false,
         };
         for f in &files {
             let is_target = f.path.as_str() == found;

@@ -12,7 +12,7 @@ pub struct Args {
     /// Only changes to this file.
     pub path: Option<String>,
     /// How many commits to show.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = crate::cmd::positive)]
     pub limit: usize,
     /// One JSON object per commit.
     #[arg(long)]

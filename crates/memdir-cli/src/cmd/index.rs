@@ -60,12 +60,17 @@ pub fn sync_vectors(mem: &Memory) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Builds a new vector index from every file and swaps it in, with a progress bar.
+pub fn rebuild_vectors(mem: &Memory) -> Result<memdir::search::VectorStats, CliError> {
+    Ok(mem.rebuild_vector_index(&progress_bar())?)
+}
+
 fn rebuild(a: &Args, env: &Env) -> CliResult {
     let mem = env.open()?;
     let files = mem.rebuild_search_index()?;
     let vectors = if mem.has_embedder() {
         env.embed_config(&mem)?;
-        Some(mem.rebuild_vector_index(&progress_bar())?)
+        Some(rebuild_vectors(&mem)?)
     } else {
         None
     };

@@ -16,6 +16,7 @@ pub struct Args {
 
 /// Runs `init`.
 pub fn run(a: Args, env: &Env) -> CliResult {
+    env.check_root()?;
     memdir::Memory::init_backend(env.location.open(true)?, env.clock.clone(), !a.no_git)?;
     match &env.location {
         Location::Folder(root) => out(&format!("memory folder ready at {}", root.display())),

@@ -5,7 +5,8 @@ use crate::ui::{CliResult, out, out_json};
 use memdir::notes::LinkRef;
 
 /// List a note's outgoing [[links]] and its backlinks, with file:line. NAME resolves like a link:
-/// frontmatter name first, then file name, then path.
+/// frontmatter name first, then file name, then path. For a note that does not exist yet, the
+/// links that name it are listed.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  memdir links payment-retry-policy\n  memdir links people/priya --json"
@@ -25,6 +26,10 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         return out_json(&report);
     }
     let mut text = match &report.name {
+        _ if report.missing => format!(
+            "{}: no note has this name yet; these links point at it (write it with `memdir note new {} -d DESCRIPTION`)\n",
+            report.path, report.path
+        ),
         Some(n) => format!("{} ({n})\n", report.path),
         None => format!("{}\n", report.path),
     };
@@ -44,7 +49,9 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             text.push('\n');
         }
     };
-    list("outgoing", &report.outgoing, &mut text, true);
+    if !report.missing {
+        list("outgoing", &report.outgoing, &mut text, true);
+    }
     list("backlinks", &report.backlinks, &mut text, false);
     out(&text)
 }

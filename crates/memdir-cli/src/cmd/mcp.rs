@@ -20,6 +20,7 @@ pub struct Args {}
 /// first session should not fail for want of `memdir init`. A folder that exists is used as it
 /// is.
 pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
+    env.check_root()?;
     let mem = match env.location.open(false) {
         Err(e) if e.code == crate::ui::exit::NOT_FOUND => {
             Memory::init_backend(env.location.open(true)?, env.clock.clone(), true)?

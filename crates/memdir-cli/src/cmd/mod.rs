@@ -33,3 +33,12 @@ pub mod tool;
 pub mod undo;
 pub mod version;
 pub mod write;
+
+/// A count for `--limit` or `--max-bytes`: a whole number above zero (0 would print nothing).
+pub fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("0 would print nothing: give 1 or more, or leave the option out".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number: give 1 or more")),
+    }
+}

@@ -25,7 +25,8 @@ pub enum NoteCommand {
 /// `memdir note new`
 #[derive(Debug, clap::Args)]
 pub struct NewArgs {
-    /// A slug, or slugs joined by `/` for a folder: `payment-retry-policy`, `people/priya`.
+    /// A slug, or slugs joined by `/` for a folder: `payment-retry-policy`, `people/priya`
+    /// (`notes/people/priya` and `notes/people/priya.md` mean the same note).
     pub name: String,
     /// One line saying what the note holds; the index shows it.
     #[arg(long, short = 'd')]
@@ -46,8 +47,9 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     match a.command {
         NoteCommand::New(n) => {
             let body = body_arg(n.body.as_deref())?;
+            let name = note_name(&n.name);
             let path = env.open()?.note_new(&NoteRequest {
-                name: &n.name,
+                name: &name,
                 description: &n.description,
                 kind: n.kind.as_deref(),
                 body: &body,
@@ -55,5 +57,18 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             })?;
             out(&format!("wrote {path}"))
         }
+    }
+}
+
+/// The note's name for a NAME given as its path: `notes/foo`, `/memories/notes/foo.md` and
+/// `foo` all name `foo` (notes live under `notes/`, so the prefix is not part of the name).
+fn note_name(given: &str) -> String {
+    let Ok(path) = memdir_core::path::MemPath::parse(given) else {
+        // Not a path at all: the engine says what is wrong with it as a name.
+        return given.to_string();
+    };
+    match path.as_str().strip_prefix("notes/") {
+        Some(rest) => rest.strip_suffix(".md").unwrap_or(rest).to_string(),
+        None => given.to_string(),
     }
 }

@@ -1,18 +1,38 @@
 //! `memdir rm`
 
 use crate::app::Env;
-use crate::ui::{CliResult, out};
+use crate::ui::{CliError, CliResult, out};
+use memdir::EntryKind;
 
-/// Delete a file, or a folder with everything in it.
+/// Delete a file, or with -r a folder and everything in it.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  memdir rm notes/old-plan.md")]
+#[command(
+    after_help = "Examples:\n  memdir rm notes/old-plan.md\n  memdir rm scratch/deploy-plan     # a scratch note by its name\n  memdir rm -r notes/2025            # a folder"
+)]
 pub struct Args {
-    /// A path inside the memory folder.
+    /// A path inside the memory folder, or `scratch/<name>` for a scratch note.
     pub path: String,
+    /// Delete a folder with everything in it.
+    #[arg(short, long)]
+    pub recursive: bool,
 }
 
 /// Runs `rm`.
 pub fn run(a: Args, env: &Env) -> CliResult {
-    env.open()?.rm(&a.path)?;
-    out(&format!("removed {}", a.path))
+    let mem = env.open()?;
+    let path = crate::cmd::scratch::resolve(&mem, &a.path)?;
+    let p = memdir_core::path::MemPath::parse(&path).map_err(memdir::Error::from)?;
+    if !a.recursive
+        && !p.is_root()
+        && mem
+            .store()
+            .stat(&p)?
+            .is_some_and(|e| e.kind == EntryKind::Dir)
+    {
+        return Err(CliError::invalid(format!(
+            "{path} is a folder: delete it and everything in it with `memdir rm -r {path}`"
+        )));
+    }
+    mem.rm(&path)?;
+    out(&format!("removed {path}"))
 }

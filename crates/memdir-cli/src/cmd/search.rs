@@ -13,6 +13,7 @@ Examples:
   memdir search -- --help                    a pattern that starts with '-' (after --)
   memdir search --regex 'deploy(ed)? to (prod|staging)'
   memdir search -C 2 --since 2026-11-01 --path log postgres
+  memdir search --mode ranked --since 'last week' 'what did we deploy'
   memdir search --mode ranked 'why did we pick postgres'
   MEMDIR_MODEL_DIR=~/models/all-MiniLM-L6-v2 memdir search --mode hybrid 'where do I live'
   memdir search --json --limit 5 postgres | jq .path
@@ -23,6 +24,7 @@ Semantic (meaning, by embedding) and hybrid (words and meaning) need an embedder
 .memdir/config.toml or MEMDIR_MODEL_DIR; their vector index lives in .memdir/vectors.sqlite and
 is brought up to date before each search (`memdir index rebuild` after changing the model).
 --since/--until filter dated files (log/, archive/) by the date in their name; other files stay.
+A date is YYYY-MM-DD or relative to today: today, yesterday, 7d, 2w, last week, last month.
 A pattern that starts with '-' works when it is not one of the options above; after -- always.
 Exit codes: 0 found, 1 nothing found (no output), 2 bad input (bad regex, glob or date).";
 
@@ -52,30 +54,33 @@ pub struct Args {
     pub context: usize,
 
     /// Print at most N result lines (context lines count) [default: unlimited; ranked 10].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cmd::positive)]
     pub limit: Option<usize>,
 
-    /// Leave out dated files before this day (YYYY-MM-DD).
+    /// Leave out dated files before this day: YYYY-MM-DD, today, yesterday, 7d, 2w, last week,
+    /// last month.
     #[arg(long, value_name = "DATE")]
-    pub since: Option<Date>,
+    pub since: Option<String>,
 
-    /// Leave out dated files after this day (YYYY-MM-DD).
+    /// Leave out dated files after this day (the same forms as --since).
     #[arg(long, value_name = "DATE")]
-    pub until: Option<Date>,
+    pub until: Option<String>,
 
     /// Only files whose path matches this glob, e.g. 'notes/**', '*.md' or a folder name.
     #[arg(long = "path", value_name = "GLOB")]
     pub path_glob: Option<String>,
 
     /// Stop once the output would pass N bytes and say how many matches were left out.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cmd::positive)]
     pub max_bytes: Option<usize>,
 
     /// Print one JSON object per result line: {"path","line","text"} plus "score", "date".
     #[arg(long)]
     pub json: bool,
 
-    /// Rebuild ranked mode's keyword index from the files first (never needed for correctness).
+    /// Rebuild the index this mode searches from the files first: the keyword index (ranked,
+    /// hybrid) and the vector index (semantic, hybrid). Never needed for correctness; it repairs
+    /// an index damaged in a way its checks cannot see.
     #[arg(long)]
     pub reindex: bool,
 }
@@ -129,8 +134,20 @@ fn write_hit(o: &mut impl Write, h: &HitRef<'_>, json: bool, gap: bool) -> io::R
     o.write_all(b"\n")
 }
 
+/// A `--since`/`--until` value as a day, relative forms counted from today on the clock.
+fn day(flag: &str, value: Option<&str>, env: &Env) -> Result<Option<Date>, CliError> {
+    value
+        .map(|v| {
+            memdir_core::day::parse_day(v, env.clock.now().date())
+                .map_err(|e| CliError::invalid(format!("{flag}: {e}")))
+        })
+        .transpose()
+}
+
 /// Runs `search`.
 pub fn run(a: Args, env: &Env) -> CliResult {
+    let since = day("--since", a.since.as_deref(), env)?;
+    let until = day("--until", a.until.as_deref(), env)?;
     let req = SearchRequest {
         pattern: a.pattern,
         mode: a.mode,
@@ -138,16 +155,41 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         case_sensitive: a.case_sensitive,
         context: a.context,
         limit: a.limit,
-        since: a.since,
-        until: a.until,
+        since,
+        until,
         path_glob: a.path_glob,
         max_bytes: a.max_bytes,
     };
+    if req.mode != Mode::Grep {
+        let grep_only = [
+            (a.regex, "--regex"),
+            (a.case_sensitive, "-s"),
+            (a.context > 0, "-C"),
+        ];
+        if let Some((_, flag)) = grep_only.iter().find(|(set, _)| *set) {
+            return Err(CliError::invalid(format!(
+                "{flag} works in grep mode only; --mode {} ranks whole lines by their words: drop {flag}, or use --mode grep",
+                a.mode
+            )));
+        }
+    }
+    if a.reindex && req.mode == Mode::Grep {
+        return Err(CliError::invalid(
+            "--reindex rebuilds the index of --mode ranked, semantic or hybrid; grep reads the files and has none",
+        ));
+    }
     let mem = env.open()?;
+    if a.reindex && matches!(req.mode, Mode::Ranked | Mode::Hybrid) {
+        mem.rebuild_search_index()?;
+    }
     if matches!(req.mode, Mode::Semantic | Mode::Hybrid) {
         // Surface a bad [embed] section, then embed what changed with a progress bar.
         env.embed_config(&mem)?;
-        crate::cmd::index::sync_vectors(&mem)?;
+        if a.reindex {
+            crate::cmd::index::rebuild_vectors(&mem)?;
+        } else {
+            crate::cmd::index::sync_vectors(&mem)?;
+        }
     }
     // Lines are printed as grep finds them, not gathered first: a pattern with thousands of
     // matches starts printing at once and never holds them all.

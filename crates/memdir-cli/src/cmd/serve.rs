@@ -5,7 +5,7 @@ use crate::cmd::mcp::open_or_init;
 use crate::ui::{CliError, CliResult, exit};
 use memdir_mcp::Tools;
 use memdir_mcp::http::{HttpConfig, MCP_PATH};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs as _};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -20,8 +20,8 @@ use std::sync::Arc;
   MEMDIR_TOKEN=$(openssl rand -hex 32) memdir serve --listen 0.0.0.0:8707
   claude mcp add --transport http --header \"Authorization: Bearer $MEMDIR_TOKEN\" memdir http://127.0.0.1:8707/mcp")]
 pub struct Args {
-    /// The address to listen on.
-    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8707")]
+    /// The address to listen on: an IP address or a host name, and a port (localhost:8707).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8707", value_parser = parse_listen)]
     pub listen: SocketAddr,
     /// Read the bearer token from this file (first line); overrides MEMDIR_TOKEN.
     #[arg(long, value_name = "FILE")]
@@ -29,6 +29,30 @@ pub struct Args {
     /// Allow browser requests from this origin, e.g. http://localhost:5173 (repeatable).
     #[arg(long, value_name = "ORIGIN")]
     pub allow_origin: Vec<String>,
+}
+
+/// `HOST:PORT` as one socket address; a name that resolves to several takes the first IPv4 one.
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = s.parse() {
+        return Ok(addr);
+    }
+    let bad = |why: &str| format!("{why}; use HOST:PORT, e.g. 127.0.0.1:8707 or localhost:8707");
+    let Some((_, port)) = s.rsplit_once(':') else {
+        return Err(bad("no port"));
+    };
+    if port.parse::<u16>().is_err() {
+        return Err(bad(&format!("bad port {port:?}")));
+    }
+    let addrs: Vec<SocketAddr> = s
+        .to_socket_addrs()
+        .map_err(|_| bad("not an IP address or a known host name"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(|| bad("the host name has no address"))
 }
 
 fn token(a: &Args) -> Result<Option<String>, CliError> {

@@ -48,11 +48,17 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     let args: serde_json::Value = if input.trim().is_empty() {
         serde_json::Value::Null
     } else {
-        serde_json::from_str(&input).map_err(|e| {
-            CliError::invalid(format!(
-                "stdin is not one JSON object: {e}; pipe the tool input, e.g. {{\"command\": \"view\", \"path\": \"/memories\"}}"
-            ))
-        })?
+        match serde_json::from_str(&input) {
+            Ok(v) => v,
+            // An error result, like every other refusal: a loop that sends stdout back with
+            // `is_error` from the exit code gives the model something to act on.
+            Err(e) => {
+                out_bytes(format!(
+                    "Error: the tool input is not one JSON object ({e}); send the input object, e.g. {{\"command\": \"view\", \"path\": \"/memories\"}}\n"
+                ).as_bytes())?;
+                return Err(CliError::silent(exit::NOT_FOUND));
+            }
+        }
     };
     // Like the SDKs' memory tools, the memory root exists before the first call.
     let tools = Tools::new(Arc::new(crate::cmd::mcp::open_or_init(env)?));

@@ -3,7 +3,8 @@
 use crate::app::Env;
 use crate::ui::{CliResult, body_arg, out};
 
-/// Create or replace a file, atomically. Writes to core.md are checked against its cap.
+/// Create or replace a file, atomically, with exactly the given bytes (no newline is added; `read`
+/// adds one on a terminal). Writes to core.md are checked against its cap.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  memdir write people/priya.md \"Priya leads payments.\"\n  cat draft.md | memdir write notes/plan.md -"
@@ -26,9 +27,11 @@ pub struct Args {
 /// Runs `write`.
 pub fn run(a: Args, env: &Env) -> CliResult {
     let body = body_arg(a.body.as_deref())?;
+    // The path inside the memory, as the other commands show it: `/etc/x.md` is `etc/x.md`.
+    let path = memdir_core::path::MemPath::parse_file(&a.path).map_err(memdir::Error::from)?;
     env.open()?
         .with_base(a.base.as_deref())
         .with_force(a.force)
         .write(&a.path, &body)?;
-    out(&format!("wrote {}", a.path))
+    out(&format!("wrote {}", path.as_str()))
 }

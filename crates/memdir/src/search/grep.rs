@@ -45,7 +45,7 @@ pub(crate) fn matcher(req: &SearchRequest) -> Result<RegexMatcher, Error> {
             Error::Invalid(format!(
                 "bad regular expression {:?}: {}; fix it or drop --regex to search the literal text",
                 req.pattern,
-                one_line(&e.to_string())
+                regex_problem(req, &e)
             ))
         } else {
             Error::Invalid(format!(
@@ -55,6 +55,22 @@ pub(crate) fn matcher(req: &SearchRequest) -> Result<RegexMatcher, Error> {
             ))
         }
     })
+}
+
+/// What is wrong with a regular expression, in words and a position, without the wrapper the
+/// matcher adds to the pattern or the caret diagram (which only reads well on its own lines).
+fn regex_problem(req: &SearchRequest, e: &grep_regex::Error) -> String {
+    let parsed = regex_syntax::ParserBuilder::new()
+        .case_insensitive(!req.case_sensitive)
+        .build()
+        .parse(&req.pattern);
+    let (kind, span) = match &parsed {
+        Err(regex_syntax::Error::Parse(p)) => (p.kind().to_string(), *p.span()),
+        Err(regex_syntax::Error::Translate(t)) => (t.kind().to_string(), *t.span()),
+        // The pattern parses; the matcher refused it for another reason (size, a line break).
+        _ => return one_line(&e.to_string()),
+    };
+    format!("{kind} at character {}", span.start.column)
 }
 
 fn one_line(s: &str) -> String {

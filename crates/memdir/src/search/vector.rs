@@ -638,14 +638,16 @@ pub(crate) fn search(
 }
 
 /// Takes the best `limit` results under the output budget (ranked, semantic and hybrid modes).
+/// Results left out by the budget, or past a limit the request set, count as omitted, so the
+/// caller can say how many more there are.
 pub(crate) fn finish<'f>(
-    ranked: impl Iterator<Item = (&'f FileRef, u64, String, f64)>,
+    mut ranked: impl Iterator<Item = (&'f FileRef, u64, String, f64)>,
     req: &SearchRequest,
 ) -> SearchOutcome {
     let limit = req.limit.unwrap_or(DEFAULT_RANKED_LIMIT);
     let mut budget = Budget::new(req.max_bytes, None);
     let mut outcome = SearchOutcome::default();
-    for (f, line, text, score) in ranked.take(limit) {
+    for (f, line, text, score) in ranked.by_ref().take(limit) {
         let hit = SearchHit {
             path: f.rel.clone(),
             line,
@@ -659,6 +661,9 @@ pub(crate) fn finish<'f>(
             continue;
         }
         outcome.hits.push(hit);
+    }
+    if req.limit.is_some() {
+        outcome.omitted += ranked.count();
     }
     outcome
 }
