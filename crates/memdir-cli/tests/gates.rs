@@ -743,7 +743,7 @@ fn no_agent_tool_and_no_agent_source_can_touch_the_policy_or_the_ledger() {
     // The ledger is written by `memdir gate` alone, whoever asks.
     for args in [
         vec!["write", ledger_file, "x"],
-        vec!["rm", "gates"],
+        vec!["rm", "-r", "gates"],
         vec!["mv", "gates", "old-gates"],
     ] {
         let a = f.cmd().args(&args).assert().code(2);

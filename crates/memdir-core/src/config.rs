@@ -462,21 +462,23 @@ pub fn with_git_disabled(text: &str) -> Result<String, String> {
     for line in text.split_inclusive('\n') {
         let t = line.trim();
         if t.starts_with('[') {
+            in_git = t == "[git]";
+            out.push_str(line);
             if in_git && !done {
+                // Right under the header, so a person sees it where they look for it.
+                if !line.ends_with('\n') {
+                    out.push('\n');
+                }
                 out.push_str("enabled = false\n");
                 done = true;
             }
-            in_git = t == "[git]";
+            continue;
         }
-        if in_git && !done && t.starts_with("enabled") && t[7..].trim_start().starts_with('=') {
-            out.push_str("enabled = false\n");
-            done = true;
+        if in_git && t.starts_with("enabled") && t[7..].trim_start().starts_with('=') {
+            // The old value: dropped, or the section would set the key twice.
             continue;
         }
         out.push_str(line);
-        if in_git && !done && t == "[git]" && !line.ends_with('\n') {
-            out.push('\n');
-        }
     }
     if !done {
         if !in_git {
