@@ -1,5 +1,5 @@
 //! Issue 21, "the first hour": rough edges a new user hit, each on the real binary.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
