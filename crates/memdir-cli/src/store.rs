@@ -59,7 +59,8 @@ impl Location {
                 FolderStore::open(root)?
             })),
             Location::Postgres(_) => Err(CliError {
-                message: "this memdir is built without the PostgreSQL store: use a folder path"
+                message: "postgres:// stores are not reachable from the CLI yet (the store exists \
+                          as the memdir-store-pg library): use a folder path"
                     .into(),
                 code: exit::INVALID,
             }),
