@@ -353,6 +353,18 @@ pub struct Request {
     pub amount: Option<Amount>,
 }
 
+/// Shown as `KIND to TARGET` with ` (AMOUNT)` when there is one, the way every listing of
+/// requests names them.
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} to {}", self.kind, self.target)?;
+        match &self.amount {
+            Some(a) => write!(f, " ({a})"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The gate's answer to a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {

@@ -624,18 +624,7 @@ impl Memory {
             let waiting: Vec<String> = requests(&ledger.entries)
                 .into_iter()
                 .filter(RequestState::is_pending)
-                .map(|r| {
-                    format!(
-                        "{} {} to {}{}",
-                        r.id,
-                        r.request.kind,
-                        r.request.target,
-                        r.request
-                            .amount
-                            .map(|a| format!(" ({a})"))
-                            .unwrap_or_default()
-                    )
-                })
+                .map(|r| format!("{} {}", r.id, r.request))
                 .collect();
             if waiting.is_empty() {
                 return Ok(None);

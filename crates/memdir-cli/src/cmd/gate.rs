@@ -160,17 +160,8 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             let mut text = String::new();
             for r in &list {
                 text.push_str(&format!(
-                    "{}  {} to {}{}  by {} at {}: {}\n",
-                    r.id,
-                    r.request.kind,
-                    r.request.target,
-                    r.request
-                        .amount
-                        .map(|a| format!(" ({a})"))
-                        .unwrap_or_default(),
-                    r.writer,
-                    r.time,
-                    r.reason
+                    "{}  {}  by {} at {}: {}\n",
+                    r.id, r.request, r.writer, r.time, r.reason
                 ));
             }
             out(&text)
@@ -201,14 +192,9 @@ fn decide(mem: &memdir::Memory, id: &str, verdict: Verdict) -> CliResult {
     let r = mem.gate_decide(id, verdict, presence)?;
     match verdict {
         Verdict::Approve => out(&format!(
-            "approved {}: {} to {}{}; its token works until {} (the requester gets it with `memdir gate status {}`)",
+            "approved {}: {}; its token works until {} (the requester gets it with `memdir gate status {}`)",
             r.id,
-            r.request.kind,
-            r.request.target,
-            r.request
-                .amount
-                .map(|a| format!(" ({a})"))
-                .unwrap_or_default(),
+            r.request,
             r.expires.map(|e| e.to_string()).unwrap_or_default(),
             r.id
         )),
