@@ -144,7 +144,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
                 for r in &list {
                     out_json(&serde_json::json!({
                         "id": r.id,
-                        "time": r.time.to_string(),
+                        "time": mem.clock().local(r.time),
                         "kind": r.request.kind,
                         "target": r.request.target,
                         "amount": r.request.amount.map(|a| a.to_string()),
@@ -161,7 +161,11 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             for r in &list {
                 text.push_str(&format!(
                     "{}  {}  by {} at {}: {}\n",
-                    r.id, r.request, r.writer, r.time, r.reason
+                    r.id,
+                    r.request,
+                    r.writer,
+                    mem.clock().local(r.time),
+                    r.reason
                 ));
             }
             out(&text)
@@ -195,7 +199,7 @@ fn decide(mem: &memdir::Memory, id: &str, verdict: Verdict) -> CliResult {
             "approved {}: {}; its token works until {} (the requester gets it with `memdir gate status {}`)",
             r.id,
             r.request,
-            r.expires.map(|e| e.to_string()).unwrap_or_default(),
+            r.expires.map(|e| mem.clock().local(e)).unwrap_or_default(),
             r.id
         )),
         Verdict::Deny => out(&format!("denied {}", r.id)),
