@@ -108,10 +108,6 @@ struct Ledger {
     broken: Option<String>,
 }
 
-fn mp(s: &str) -> Result<MemPath, Error> {
-    Ok(MemPath::parse(s)?)
-}
-
 fn random<const N: usize>() -> Result<[u8; N], Error> {
     let mut b = [0u8; N];
     getrandom::fill(&mut b).map_err(|e| {
@@ -151,7 +147,7 @@ impl Memory {
     }
 
     fn load_ledger(&self) -> Result<Ledger, Error> {
-        let dir = mp(LEDGER_DIR)?;
+        let dir = MemPath::parse(LEDGER_DIR)?;
         let listed = match self.store().list(&dir) {
             Ok(v) => v,
             Err(StoreError::NotFound(_)) => Vec::new(),
@@ -215,7 +211,8 @@ impl Memory {
             Some(last) if *last > today => last.clone(),
             _ => today,
         };
-        self.store().append(&mp(&file)?, line.as_bytes())?;
+        self.store()
+            .append(&MemPath::parse(&file)?, line.as_bytes())?;
         self.store()
             .write_meta(HEAD_META, format!("{} {}\n", e.seq, e.hash).as_bytes())?;
         ledger.last_file = Some(file);
@@ -246,7 +243,7 @@ impl Memory {
 
     /// The policy, or the rule that denies everything while it is missing or broken.
     fn gate_policy(&self) -> Result<Result<Policy, String>, Error> {
-        match self.store().read(&mp(POLICY_FILE)?) {
+        match self.store().read(&MemPath::parse(POLICY_FILE)?) {
             Ok(b) => Ok(Policy::parse(&String::from_utf8_lossy(&b)).map_err(|e| {
                 format!("policy: {e}; every action is denied until the user fixes {POLICY_FILE}")
             })),
@@ -283,7 +280,9 @@ impl Memory {
             amount: req.amount,
         };
         let tx = self.begin("gate request", LEDGER_DIR)?;
-        let _lock = self.store().lock(LockName::File(&mp(LEDGER_DIR)?))?;
+        let _lock = self
+            .store()
+            .lock(LockName::File(&MemPath::parse(LEDGER_DIR)?))?;
         let mut ledger = self.load_ledger()?;
         if let Some(b) = &ledger.broken {
             return Ok(Answer::Denied {
@@ -409,7 +408,9 @@ impl Memory {
     /// amount, while it is valid; the use is recorded. Every refusal is recorded too.
     pub fn gate_check(&self, presented: &str, req: &Request) -> Result<RequestState, Error> {
         let tx = self.begin("gate check", LEDGER_DIR)?;
-        let lock = self.store().lock(LockName::File(&mp(LEDGER_DIR)?))?;
+        let lock = self
+            .store()
+            .lock(LockName::File(&MemPath::parse(LEDGER_DIR)?))?;
         let mut ledger = self.load_ledger()?;
         if let Some(b) = &ledger.broken {
             return Err(Error::Invalid(format!(
@@ -522,7 +523,9 @@ impl Memory {
             )));
         }
         let tx = self.begin("gate decide", LEDGER_DIR)?;
-        let lock = self.store().lock(LockName::File(&mp(LEDGER_DIR)?))?;
+        let lock = self
+            .store()
+            .lock(LockName::File(&MemPath::parse(LEDGER_DIR)?))?;
         let mut ledger = self.load_ledger()?;
         if let Some(b) = &ledger.broken {
             return Err(Error::Invalid(format!(
