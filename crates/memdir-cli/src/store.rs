@@ -1,8 +1,9 @@
 //! Where a memory lives, as the user names it (`--store`, `--root`, `MEMDIR_STORE`,
 //! `MEMDIR_ROOT`): a folder path, or a URL of another backend.
 
-use crate::ui::{CliError, exit};
+use crate::ui::CliError;
 use memdir::{Backend, FolderStore};
+use memdir_store_pg::PgStore;
 use std::path::PathBuf;
 
 /// A memory's location.
@@ -58,12 +59,14 @@ impl Location {
             } else {
                 FolderStore::open(root)?
             })),
-            Location::Postgres(_) => Err(CliError {
-                message: "postgres:// stores are not reachable from the CLI yet (the store exists \
-                          as the memdir-store-pg library): use a folder path"
-                    .into(),
-                code: exit::INVALID,
-            }),
+            Location::Postgres(url) => {
+                let store = if create {
+                    PgStore::create(url)?
+                } else {
+                    PgStore::open(url)?
+                };
+                Ok(store.backend())
+            }
         }
     }
 }
@@ -85,6 +88,7 @@ fn hide_password(url: &str) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::ui::exit;
 
     #[test]
     fn locations() {

@@ -516,6 +516,49 @@ impl PgHistory {
     }
 }
 
+/// The engine's seam. A database memory is written only through memdir, so there are no hand
+/// edits for [`History::prepare`] to record.
+impl memdir::history::History for PgHistory {
+    fn enabled(&self) -> bool {
+        true
+    }
+
+    fn start(&self, at: jiff::Timestamp) -> Result<(), StoreError> {
+        PgHistory::start(self, at)
+    }
+
+    fn prepare(&self, _at: jiff::Timestamp) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn commit(&self, change: &memdir::history::Change<'_>) -> Result<Option<String>, StoreError> {
+        PgHistory::commit(
+            self,
+            change.actor,
+            change.op,
+            change.path,
+            change.reason,
+            change.at,
+        )
+    }
+
+    fn history(
+        &self,
+        path: Option<&MemPath>,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        PgHistory::history(self, path, limit)
+    }
+
+    fn blame(&self, path: &MemPath) -> Result<Vec<BlameLine>, StoreError> {
+        PgHistory::blame(self, path)
+    }
+
+    fn revert(&self, id: &str) -> Result<(String, Changes), StoreError> {
+        PgHistory::revert(self, Some(id))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::merge;

@@ -25,6 +25,8 @@
 mod bridge;
 mod history;
 mod schema;
+#[cfg(feature = "test-support")]
+pub mod testing;
 
 pub use history::PgHistory;
 
@@ -143,6 +145,79 @@ pub(crate) fn db_err(e: tokio_postgres::Error) -> StoreError {
     }
 }
 
+/// Why a connection failed: the database does not exist (which `create` can mend), or anything else.
+enum Connect {
+    NoDatabase(Box<tokio_postgres::Config>),
+    Other(StoreError),
+}
+
+impl From<StoreError> for Connect {
+    fn from(e: StoreError) -> Connect {
+        Connect::Other(e)
+    }
+}
+
+impl From<Connect> for StoreError {
+    fn from(c: Connect) -> StoreError {
+        match c {
+            Connect::Other(e) => e,
+            Connect::NoDatabase(config) => StoreError::NotFound(format!(
+                "the database {:?} does not exist: `memdir init` creates it, or run createdb",
+                config.get_dbname().unwrap_or_default()
+            )),
+        }
+    }
+}
+
+/// Creates the database `config` names, connecting to the server's `postgres` database to do it.
+fn create_database(config: &tokio_postgres::Config) -> Result<(), StoreError> {
+    let name = config.get_dbname().unwrap_or_default().to_string();
+    let mut admin = config.clone();
+    admin.dbname("postgres");
+    Bridge::new()?.run(async move {
+        let (client, conn) = admin.connect(NoTls).await.map_err(|e| {
+            StoreError::Backend(format!(
+                "the database {name:?} does not exist and cannot be created: {}",
+                db_message(&e)
+            ))
+        })?;
+        let task = tokio::spawn(conn);
+        let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+        let made = client
+            .batch_execute(&format!("CREATE DATABASE {quoted}"))
+            .await;
+        drop(client);
+        let _ = task.await;
+        match made {
+            // Another process made it first: as good.
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::DUPLICATE_DATABASE) => {
+                Ok(())
+            }
+            Err(e) => Err(StoreError::Backend(format!(
+                "the database {name:?} does not exist and cannot be created: {}",
+                db_message(&e)
+            ))),
+            Ok(()) => Ok(()),
+        }
+    })
+}
+
+/// PostgreSQL's own message for an error, else the client's.
+fn db_message(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(d) => d.message().to_string(),
+        None => e.to_string(),
+    }
+}
+
+/// A pool error's message, without a prefix.
+fn pool_message(e: deadpool_postgres::PoolError) -> String {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => db_message(&e),
+        e => e.to_string(),
+    }
+}
+
 fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
     match e {
         deadpool_postgres::PoolError::Backend(e) => db_err(e),
@@ -153,7 +228,7 @@ fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
 impl PgStore {
     /// Opens an existing memory; a tenant that was never created is not found.
     pub fn open(url: &str) -> Result<PgStore, StoreError> {
-        let store = Self::connect(url)?;
+        let store = Self::connect(url).map_err(StoreError::from)?;
         let db = store.db.clone();
         let exists = store.bridge.run(async move {
             let c = db.pool.get().await.map_err(pool_err)?;
@@ -175,9 +250,16 @@ impl PgStore {
         Ok(store)
     }
 
-    /// Creates the memory if needed, then opens it.
+    /// Creates the memory if needed (and its database, when the server has none of that
+    /// name), then opens it.
     pub fn create(url: &str) -> Result<PgStore, StoreError> {
-        let store = Self::connect(url)?;
+        let store = match Self::connect(url) {
+            Err(Connect::NoDatabase(config)) => {
+                create_database(&config)?;
+                Self::connect(url)
+            }
+            other => other,
+        }?;
         let db = store.db.clone();
         store.bridge.run(async move {
             let c = db.pool.get().await.map_err(pool_err)?;
@@ -243,20 +325,29 @@ impl PgStore {
         }
     }
 
+    /// The store and its history as the engine's [`Backend`](memdir::Backend).
+    pub fn backend(self) -> memdir::Backend {
+        let history = self.history();
+        memdir::Backend {
+            store: Arc::new(self),
+            history: Some(Arc::new(history)),
+        }
+    }
+
     /// The memory's name.
     pub fn tenant(&self) -> &str {
         &self.db.tenant
     }
 
     /// Connects, and brings the schema up to date.
-    fn connect(url: &str) -> Result<PgStore, StoreError> {
+    fn connect(url: &str) -> Result<PgStore, Connect> {
         let PgUrl { connect, tenant } = PgUrl::parse(url)?;
         let config: tokio_postgres::Config = connect
             .parse()
             .map_err(|e| StoreError::InvalidPath(format!("bad postgresql URL: {e}")))?;
         let bridge = Arc::new(Bridge::new()?);
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -276,17 +367,30 @@ impl PgStore {
             memory,
         });
         let d = db.clone();
-        bridge.run(async move {
+        let no_db = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = no_db.clone();
+        let migrated = bridge.run(async move {
             let mut c = d.pool.get().await.map_err(|e| {
+                if let deadpool_postgres::PoolError::Backend(e) = &e
+                    && e.code() == Some(&tokio_postgres::error::SqlState::INVALID_CATALOG_NAME)
+                {
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
                 StoreError::Backend(format!(
                     "cannot connect to postgresql: {}: is the server running and the URL right?",
-                    pool_err(e)
+                    pool_message(e)
                 ))
             })?;
             let client: &mut tokio_postgres::Client = &mut c;
             schema::migrate(client).await
-        })?;
-        Ok(PgStore { db, bridge })
+        });
+        match migrated {
+            Err(_) if no_db.load(std::sync::atomic::Ordering::Relaxed) => {
+                Err(Connect::NoDatabase(Box::new(config)))
+            }
+            Err(e) => Err(e.into()),
+            Ok(()) => Ok(PgStore { db, bridge }),
+        }
     }
 
     /// Runs one call against the database on the store's runtime.
@@ -498,7 +602,8 @@ impl Db {
                 .await
                 .map_err(db_err)?
                 .is_some();
-            return Err(if is_dir {
+            // Create-only refuses whatever is there, a folder too, as a conflict.
+            return Err(if is_dir && !matches!(how, Put::Write(Pre::Absent)) {
                 is_folder(path.as_str())
             } else {
                 StoreError::Conflict(format!("{path} already exists"))
@@ -721,6 +826,28 @@ impl Store for PgStore {
             row.map(|r| entry(r.get(0), r.get(1), r.get(2), r.get(3)))
                 .transpose()
         })
+    }
+
+    fn read_tree(&self, dir: &MemPath) -> Result<Vec<(Entry, Vec<u8>)>, StoreError> {
+        let dir = dir.clone();
+        let mut out = self.call(|db| async move {
+            let c = db.conn().await?;
+            let rows = c
+                .query(
+                    "SELECT path, size, modified_ms, content FROM memdir.files
+                     WHERE tenant = $1 AND NOT is_dir
+                       AND ($2 = '' OR path >= $2 || '/' AND path < $2 || '0')",
+                    &[&db.tenant, &dir.as_str()],
+                )
+                .await
+                .map_err(db_err)?;
+            rows.into_iter()
+                .map(|r| Ok((entry(r.get(0), false, r.get(1), r.get(2))?, r.get(3))))
+                .collect::<Result<Vec<_>, StoreError>>()
+        })?;
+        // Path order as every store gives it (bytes), not the database's collation.
+        out.sort_by(|a: &(Entry, Vec<u8>), b| a.0.path.cmp(&b.0.path));
+        Ok(out)
     }
 
     fn remove(&self, path: &MemPath) -> Result<(), StoreError> {

@@ -7,7 +7,7 @@
     clippy::type_complexity
 )]
 
-mod common;
+use memdir_store_pg::pg_or_skip;
 
 use memdir::{Actor, Source, Store, StoreError};
 use memdir_core::path::MemPath;

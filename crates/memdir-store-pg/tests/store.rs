@@ -4,7 +4,7 @@
 //! The contract checks take a `&dyn Store` so they can run against any backend.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use memdir_store_pg::{pg_or_skip, testing as common};
 
 use memdir::store::{LockName, Locks};
 use memdir::{EntryKind, Store, StoreError};
@@ -444,7 +444,7 @@ fn preconditions_are_checked_with_the_write() {
     );
     assert!(matches!(
         s.write_if(&p("notes"), b"two", Pre::Absent),
-        Err(StoreError::InvalidPath(_))
+        Err(StoreError::Conflict(_))
     ));
     let v2 = s.write_if(&f, b"two", Pre::Matches(v1.clone())).unwrap();
     assert!(matches!(
@@ -532,4 +532,26 @@ fn appends_racing_removes_and_rewrites_never_deadlock() {
     for t in threads {
         t.join().unwrap();
     }
+}
+
+#[test]
+fn create_makes_a_missing_database_and_open_says_to_init() {
+    let db = pg_or_skip!();
+    // A database name of its own, beside the test's, dropped at the end.
+    let name = format!("{}_new", db.name);
+    let url = db.url("alice").replace(&db.name, &name);
+    let drop_it = || common::admin_server(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+    let err = PgStore::open(&url).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotFound(m) if m.contains("does not exist") && m.contains("memdir init")),
+        "{err:?}"
+    );
+    let s = PgStore::create(&url).unwrap();
+    s.write(&p("core.md"), b"hello").unwrap();
+    drop(s);
+    assert_eq!(
+        PgStore::open(&url).unwrap().read(&p("core.md")).unwrap(),
+        b"hello"
+    );
+    drop_it().unwrap();
 }

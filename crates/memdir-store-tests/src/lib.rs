@@ -42,6 +42,26 @@ pub trait Harness {
 /// Expands to one `#[test]` per conformance check, each given a fresh harness from `$make`.
 #[macro_export]
 macro_rules! store_tests {
+    // A backend whose service may be missing: `$make` gives an `Option` of a harness, and a
+    // test given `None` returns at once (the harness has said why it skips).
+    (optional $make:expr) => {
+        $crate::store_tests!(@each_opt $make;
+            round_trip, atomic_replace, listing, remove_recursive, rename_never_overwrites,
+            preconditions, preconditions_race, appends_concurrent, lock_excludes_second_instance,
+            unicode_names, large_files, tenants_isolated,
+            engine_context, engine_notes_and_index, engine_proposals, engine_sweep,
+            engine_undo, engine_search
+        );
+    };
+    (@each_opt $make:expr; $($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                let Some(harness) = $make else { return };
+                $crate::$name(&harness);
+            }
+        )*
+    };
     ($make:expr) => {
         $crate::store_tests!(@each $make;
             round_trip, atomic_replace, listing, remove_recursive, rename_never_overwrites,

@@ -200,6 +200,21 @@ pub trait Store: Locks {
         None
     }
 
+    /// Every file under `dir` with its bytes, in path order: what search reads from a store
+    /// without a local folder. A file removed while this runs is left out. Backends that can
+    /// fetch in bulk override it (PostgreSQL: one query instead of one per folder and file).
+    fn read_tree(&self, dir: &MemPath) -> Result<Vec<(Entry, Vec<u8>)>, StoreError> {
+        let mut out = Vec::new();
+        for e in self.walk(dir)? {
+            match self.read(&e.path) {
+                Ok(bytes) => out.push((e, bytes)),
+                Err(StoreError::NotFound(_)) => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(out)
+    }
+
     /// Every file under `dir`, depth first, in path order.
     fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
         let mut out = Vec::new();

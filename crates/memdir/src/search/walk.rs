@@ -4,7 +4,7 @@
 
 use super::SearchRequest;
 use crate::error::Error;
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use jiff::civil::Date;
 use memdir_core::log::date_of_file_name;
@@ -184,7 +184,7 @@ pub(crate) fn open_file(abs: &Path) -> std::io::Result<std::fs::File> {
 /// a memory that has no local folder. A file removed between the listing and the read is gone.
 pub(crate) fn from_store(store: &dyn Store, scope: &Scope) -> Result<Vec<FileRef>, Error> {
     let mut out = Vec::new();
-    for e in store.walk(&MemPath::root())? {
+    for (e, bytes) in store.read_tree(&MemPath::root())? {
         let rel = e.path.as_str();
         if rel.split('/').any(is_internal) {
             continue;
@@ -193,11 +193,6 @@ pub(crate) fn from_store(store: &dyn Store, scope: &Scope) -> Result<Vec<FileRef
         if !scope.keeps(rel, date) {
             continue;
         }
-        let bytes = match store.read(&e.path) {
-            Ok(b) => b,
-            Err(StoreError::NotFound(_)) => continue,
-            Err(err) => return Err(err.into()),
-        };
         out.push(FileRef {
             rel: rel.to_string(),
             abs: PathBuf::new(),

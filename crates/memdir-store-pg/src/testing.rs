@@ -4,7 +4,9 @@
 //! `MEMDIR_TEST_PG` (default `postgres://postgres@127.0.0.1:5432`) and drops it when done. With no
 //! server the test passes after saying on stderr that it was skipped; `MEMDIR_REQUIRE_PG=1`
 //! (set by `.ci/run`) turns that skip into a failure.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//!
+//! Compiled with the `test-support` feature only (this crate's own tests and the CLI's use it).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,6 +47,11 @@ pub fn admin(server: &str, db: &str, sql: &str) -> Result<(), String> {
         let _ = task.await;
         res
     })
+}
+
+/// Runs SQL on the test server's `postgres` database.
+pub fn admin_server(sql: &str) -> Result<(), String> {
+    admin(&server(), "postgres", sql)
 }
 
 impl TestDb {
@@ -107,7 +114,7 @@ impl Drop for TestDb {
 #[macro_export]
 macro_rules! pg_or_skip {
     () => {
-        match common::TestDb::new() {
+        match $crate::testing::TestDb::new() {
             Some(db) => db,
             None => return,
         }
