@@ -130,6 +130,9 @@ pub struct Env {
     /// The memory folder (the current folder for a store that is not one): relative model
     /// paths in the config are taken from here.
     pub root: PathBuf,
+    /// Where the search indexes of a store that is not a folder are cached (under
+    /// `$XDG_CACHE_HOME/memdir/`, else `~/.cache/memdir/`); `None` for a folder.
+    pub search_cache: Option<PathBuf>,
     /// The clock.
     pub clock: Clock,
     /// `MEMDIR_MODEL_DIR`: the local embedding model for this command, over the config.
@@ -149,7 +152,10 @@ impl Env {
     /// Opens the memory.
     pub fn open(&self) -> Result<Memory, CliError> {
         self.check_root()?;
-        let mem = Memory::open_backend(self.location.open(false)?, self.clock.clone())?;
+        let mem = self.with_cache(Memory::open_backend(
+            self.location.open(false)?,
+            self.clock.clone(),
+        )?);
         let mem = mem
             .with_actor(self.actor_for(&mem))
             .with_reason(self.reason.as_deref());
@@ -159,6 +165,14 @@ impl Env {
             Ok(c) => mem.with_embed_config(c),
             Err(_) => mem,
         })
+    }
+
+    /// `mem` with the search cache of a store that is not a folder.
+    pub fn with_cache(&self, mem: Memory) -> Memory {
+        match &self.search_cache {
+            Some(dir) => mem.with_search_cache(dir),
+            None => mem,
+        }
     }
 
     /// Who writes to `mem`: the writer named on the command line or in the environment, else the
@@ -222,6 +236,16 @@ fn default_root() -> Result<PathBuf, CliError> {
     }
 }
 
+/// `$XDG_CACHE_HOME`, else `~/.cache`.
+fn cache_home() -> Option<PathBuf> {
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(x));
+    }
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|h| PathBuf::from(h).join(".cache"))
+}
+
 fn build_env(cli: &Cli) -> Result<Env, CliError> {
     let env_store = || std::env::var("MEMDIR_STORE").ok().filter(|v| !v.is_empty());
     let location = match (&cli.store, &cli.root) {
@@ -244,6 +268,10 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
     let root = match &location {
         Location::Folder(r) => r.clone(),
         Location::Postgres(_) => PathBuf::from("."),
+    };
+    let search_cache = match &location {
+        Location::Folder(_) => None,
+        other => cache_home().map(|c| c.join("memdir").join(other.cache_name())),
     };
     let tz = jiff::tz::TimeZone::try_system().unwrap_or_else(|_| {
         // jiff falls back to UTC; a misspelt TZ would otherwise move every log line silently.
@@ -287,6 +315,7 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
     Ok(Env {
         location,
         root,
+        search_cache,
         clock,
         model_dir,
         actor: memdir::Actor { writer, source },

@@ -51,6 +51,29 @@ impl Location {
         }
     }
 
+    /// A folder name for this memory's caches: its tenant and a hash of the whole location
+    /// (without a password), so two memories never share one.
+    pub fn cache_name(&self) -> String {
+        let shown = self.shown();
+        let hash = memdir::content_version(shown.as_bytes());
+        let tenant = shown
+            .rsplit_once("tenant=")
+            .map(|(_, t)| t.split('&').next().unwrap_or(t))
+            .unwrap_or("memory");
+        let tenant: String = tenant
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(64)
+            .collect();
+        format!("{tenant}-{}", hash.get(..16).unwrap_or(&hash))
+    }
+
     /// Opens the backend; `create` makes a missing folder (or registers a new tenant).
     pub fn open(&self, create: bool) -> Result<Backend, CliError> {
         match self {

@@ -169,3 +169,46 @@ fn a_tenant_that_was_never_created_says_run_init() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("memdir init"), "{err}");
 }
+
+#[test]
+fn ranked_search_keeps_its_index_in_the_cache_folder_and_sees_every_change() {
+    let db = pg_or_skip!();
+    let tmp = tempfile::tempdir().unwrap();
+    let url = db.url("carol");
+    let cache = tmp.path().join("cache");
+    let run = |args: &[&str]| {
+        let out = memdir(&url, tmp.path())
+            .env("XDG_CACHE_HOME", &cache)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["init"]);
+    run(&["log", "the ledger moved to postgres"]);
+    let first = run(&["search", "--mode", "ranked", "ledger"]);
+    assert!(first.contains("ledger moved"), "{first}");
+    let folders: Vec<_> = std::fs::read_dir(cache.join("memdir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let name = folders[0]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(name.starts_with("carol-"), "{name}");
+    assert!(folders[0].join(".memdir/search.sqlite").is_file());
+    // A change made after the index was built is found; a removed line is gone.
+    run(&["write", "notes/ledger.md", "the ledger is append only"]);
+    run(&["rm", &format!("log/{}.md", &common::NOW[..10])]);
+    let second = run(&["search", "--mode", "ranked", "ledger"]);
+    assert!(
+        second.contains("notes/ledger.md:1:the ledger is append only"),
+        "{second}"
+    );
+    assert!(!second.contains("ledger moved"), "{second}");
+}

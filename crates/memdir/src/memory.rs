@@ -46,6 +46,9 @@ pub struct Memory {
     pub(crate) embedder: Arc<crate::search::EmbedderSlot>,
     /// The in-memory copy of the searchable files, when warm search is on.
     pub(crate) warm: Option<Arc<crate::search::Warm>>,
+    /// Where the search indexes of a store without a local folder live (see
+    /// [`Memory::with_search_cache`]); a folder keeps them in its own `.memdir/`.
+    pub(crate) search_cache: Option<Arc<std::path::Path>>,
     actor: Actor,
     reason: Option<String>,
     expect: Precondition,
@@ -177,6 +180,7 @@ impl Memory {
             expect: Precondition::Any,
             force: false,
             agent_surface: false,
+            search_cache: None,
         })
     }
 

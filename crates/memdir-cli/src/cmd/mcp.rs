@@ -27,6 +27,7 @@ pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
         }
         other => Memory::open_backend(other?, env.clock.clone())?,
     };
+    let mem = env.with_cache(mem);
     // Agents write through this surface: their changes are labelled `agent` (so core changes
     // become proposals) unless --source / MEMDIR_SOURCE says otherwise.
     let mut actor = env.actor_for(&mem);

@@ -56,8 +56,9 @@ pub(crate) enum Corpus<'a> {
     /// indexes under its `.memdir/`.
     Folder(&'a std::path::Path),
     /// Any other store: its files listed and read through the trait, the keyword index kept in
-    /// memory for the search.
-    Store(&'a dyn crate::store::Store),
+    /// the cache folder the front end gave ([`Memory::with_search_cache`]), else in memory for
+    /// the one search.
+    Store(&'a dyn crate::store::Store, Option<&'a std::path::Path>),
 }
 
 impl<'a> Corpus<'a> {
@@ -66,17 +67,18 @@ impl<'a> Corpus<'a> {
     fn folder(self) -> Result<&'a std::path::Path, Error> {
         match self {
             Corpus::Folder(root) => Ok(root),
-            Corpus::Store(_) => Err(Error::Invalid(
+            Corpus::Store(..) => Err(Error::Invalid(
                 "semantic and hybrid search need a local folder for now: use grep or ranked mode on this store".into(),
             )),
         }
     }
 
-    /// Where the keyword index lives: `.memdir/` of a folder, or memory.
+    /// Where the keyword index lives (in `.memdir/` under this folder): the memory folder, the
+    /// store's cache folder, or nowhere (memory).
     pub(crate) fn cache_root(self) -> Option<&'a std::path::Path> {
         match self {
             Corpus::Folder(root) => Some(root),
-            Corpus::Store(_) => None,
+            Corpus::Store(_, cache) => cache,
         }
     }
 }
@@ -361,7 +363,7 @@ impl Memory {
                     None => grep::search(grep::Files::Walk(root, &scope), req, each),
                 };
             }
-            (Mode::Grep, Corpus::Store(store)) => {
+            (Mode::Grep, Corpus::Store(store, _)) => {
                 let files = walk::from_store(store, &scope)?;
                 return grep::search(grep::Files::Listed(&files), req, each);
             }
@@ -404,8 +406,19 @@ impl Memory {
     pub(crate) fn corpus(&self) -> Corpus<'_> {
         match self.store().local_root() {
             Some(root) => Corpus::Folder(root),
-            None => Corpus::Store(self.store().as_ref()),
+            None => Corpus::Store(self.store().as_ref(), self.search_cache.as_deref()),
         }
+    }
+
+    /// This memory, keeping the search indexes of a store without a local folder in `dir`
+    /// (created when needed), so a ranked search re-indexes only the files that changed since
+    /// the last one instead of the whole memory. One folder per memory: the front end names it
+    /// (the CLI: under `$XDG_CACHE_HOME/memdir/`). Ignored for a folder store, whose indexes
+    /// live in its own `.memdir/`. Like every index, the cache can be deleted at any time.
+    pub fn with_search_cache(&self, dir: impl Into<std::path::PathBuf>) -> Memory {
+        let mut mem = self.clone();
+        mem.search_cache = Some(std::sync::Arc::from(dir.into().as_path()));
+        mem
     }
 
     /// Every file of a corpus in scope, in path order, with the warm copy's generation when
@@ -417,7 +430,7 @@ impl Memory {
     ) -> Result<(std::sync::Arc<Vec<walk::FileRef>>, Option<u64>), Error> {
         match corpus {
             Corpus::Folder(root) => Ok(self.files_in(root, scope)),
-            Corpus::Store(store) => {
+            Corpus::Store(store, _) => {
                 Ok((std::sync::Arc::new(walk::from_store(store, scope)?), None))
             }
         }
