@@ -12,32 +12,37 @@ use std::path::PathBuf;
 #[command(name = "memdir", version, about = "memdir: long-term memory for AI agents, as plain files", after_help = AFTER_HELP)]
 pub struct Cli {
     /// The memory folder [env: MEMDIR_ROOT; default: $XDG_DATA_HOME/memdir or ~/.local/share/memdir]
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = STORE_OPTIONS)]
     pub root: Option<PathBuf>,
 
     /// Where the memory lives: a folder path, or postgres://HOST/DB?tenant=NAME
     /// [env: MEMDIR_STORE; default: the memory folder]
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL", help_heading = STORE_OPTIONS)]
     pub store: Option<String>,
 
     /// Who is writing: recorded as the git author; non-main writers log to their own file
     /// [env: MEMDIR_WRITER; default: main]
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, global = true, value_name = "NAME", help_heading = WRITE_OPTIONS)]
     pub writer: Option<String>,
 
     /// Where the content comes from: user, agent or external (untrusted: fenced in context,
     /// never in core) [env: MEMDIR_SOURCE; default: user]
-    #[arg(long, global = true, value_name = "SOURCE")]
+    #[arg(long, global = true, value_name = "SOURCE", help_heading = WRITE_OPTIONS)]
     pub source: Option<String>,
 
     /// Why this change is made: recorded in its git commit
-    #[arg(long, global = true, value_name = "TEXT")]
+    #[arg(long, global = true, value_name = "TEXT", help_heading = WRITE_OPTIONS)]
     pub reason: Option<String>,
 
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The help heading of the options that choose the memory (every command takes them).
+const STORE_OPTIONS: &str = "Memory options";
+/// The help heading of the options that label a change (they matter to commands that write).
+const WRITE_OPTIONS: &str = "Change options (for commands that write)";
 
 const AFTER_HELP: &str = "\
 Environment:

@@ -473,3 +473,20 @@ fn broken_pipe_exits_quietly() {
         String::from_utf8_lossy(&res.stderr)
     );
 }
+
+#[test]
+fn global_options_stand_under_their_own_headings_after_the_commands_own() {
+    let f = Fixture::empty();
+    let help = stdout(&f.cmd().args(["read", "--help"]).assert().success());
+    let at = |s: &str| {
+        help.find(s)
+            .unwrap_or_else(|| panic!("{s:?} missing in:\n{help}"))
+    };
+    assert!(at("--lines") < at("Memory options:"), "{help}");
+    assert!(at("Memory options:") < at("--store"), "{help}");
+    assert!(
+        at("Change options (for commands that write):") < at("--writer"),
+        "{help}"
+    );
+    assert!(at("--lines") < at("--writer"), "{help}");
+}
