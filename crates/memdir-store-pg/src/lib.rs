@@ -828,25 +828,55 @@ impl Store for PgStore {
         })
     }
 
-    fn read_tree(&self, dir: &MemPath) -> Result<Vec<(Entry, Vec<u8>)>, StoreError> {
-        let dir = dir.clone();
+    /// Two queries whatever the tenant's size: the paths, then the bytes of those `keep` takes.
+    fn read_all(
+        &self,
+        keep: &mut dyn FnMut(&MemPath) -> bool,
+    ) -> Result<Vec<(MemPath, Vec<u8>)>, StoreError> {
+        let paths: Vec<String> = self.call(|db| async move {
+            let c = db.conn().await?;
+            let rows = c
+                .query(
+                    "SELECT path FROM memdir.files WHERE tenant = $1 AND NOT is_dir",
+                    &[&db.tenant],
+                )
+                .await
+                .map_err(db_err)?;
+            Ok(rows.into_iter().map(|r| r.get(0)).collect())
+        })?;
+        let mut wanted = Vec::new();
+        for p in paths {
+            let path = MemPath::parse(&p).map_err(|e| {
+                StoreError::Backend(format!("postgresql: a stored path is invalid: {e}"))
+            })?;
+            if keep(&path) {
+                wanted.push(p);
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut out = self.call(|db| async move {
             let c = db.conn().await?;
             let rows = c
                 .query(
-                    "SELECT path, size, modified_ms, content FROM memdir.files
-                     WHERE tenant = $1 AND NOT is_dir
-                       AND ($2 = '' OR path >= $2 || '/' AND path < $2 || '0')",
-                    &[&db.tenant, &dir.as_str()],
+                    "SELECT path, content FROM memdir.files
+                     WHERE tenant = $1 AND NOT is_dir AND path = ANY($2)",
+                    &[&db.tenant, &wanted],
                 )
                 .await
                 .map_err(db_err)?;
             rows.into_iter()
-                .map(|r| Ok((entry(r.get(0), false, r.get(1), r.get(2))?, r.get(3))))
+                .map(|r| {
+                    let path = MemPath::parse(r.get::<_, &str>(0)).map_err(|e| {
+                        StoreError::Backend(format!("postgresql: a stored path is invalid: {e}"))
+                    })?;
+                    Ok((path, r.get(1)))
+                })
                 .collect::<Result<Vec<_>, StoreError>>()
         })?;
         // Path order as every store gives it (bytes), not the database's collation.
-        out.sort_by(|a: &(Entry, Vec<u8>), b| a.0.path.cmp(&b.0.path));
+        out.sort_by(|a: &(MemPath, Vec<u8>), b| a.0.cmp(&b.0));
         Ok(out)
     }
 

@@ -122,21 +122,24 @@ pub fn listing(h: &impl Harness) {
         .map(|e| e.path.to_string())
         .collect();
     assert_eq!(walked, ["B.md", "a-b.md", "a/z.md", "b.md", "c/d/e.md"]);
-    // The bulk read search uses gives the same files, each with its bytes; a folder's tree
-    // holds only what is under it (not `a-b.md` beside `a/`).
-    let tree = |d: &MemPath| -> Vec<(String, Vec<u8>)> {
-        s.read_tree(d)
+    // The bulk read search uses gives the same files in the same order, each with its bytes,
+    // and reads only what the filter keeps.
+    let read_all = |keep: &mut dyn FnMut(&MemPath) -> bool| -> Vec<(String, Vec<u8>)> {
+        s.read_all(keep)
             .unwrap()
             .into_iter()
-            .map(|(e, b)| (e.path.to_string(), b))
+            .map(|(p, b)| (p.to_string(), b))
             .collect()
     };
     let expect: Vec<(String, Vec<u8>)> = walked
         .iter()
         .map(|f| (f.clone(), f.as_bytes().to_vec()))
         .collect();
-    assert_eq!(tree(&MemPath::root()), expect);
-    assert_eq!(tree(&p("a")), [("a/z.md".to_string(), b"a/z.md".to_vec())]);
+    assert_eq!(read_all(&mut |_| true), expect);
+    assert_eq!(
+        read_all(&mut |p| p.as_str().starts_with("a/")),
+        [("a/z.md".to_string(), b"a/z.md".to_vec())]
+    );
 }
 
 /// Removing a folder removes everything in it; removing what is not there is not found.

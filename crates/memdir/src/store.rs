@@ -200,14 +200,21 @@ pub trait Store: Locks {
         None
     }
 
-    /// Every file under `dir` with its bytes, in path order: what search reads from a store
-    /// without a local folder. A file removed while this runs is left out. Backends that can
-    /// fetch in bulk override it (PostgreSQL: one query instead of one per folder and file).
-    fn read_tree(&self, dir: &MemPath) -> Result<Vec<(Entry, Vec<u8>)>, StoreError> {
+    /// Every file that `keep` accepts, with its bytes, in path order: what a search reads on a
+    /// store without a local folder. A file removed between the listing and its read is left
+    /// out. The default walks the root and reads each file; a remote backend overrides it to
+    /// fetch only what changed since its last call (the S3 store keeps a cache by ETag).
+    fn read_all(
+        &self,
+        keep: &mut dyn FnMut(&MemPath) -> bool,
+    ) -> Result<Vec<(MemPath, Vec<u8>)>, StoreError> {
         let mut out = Vec::new();
-        for e in self.walk(dir)? {
+        for e in self.walk(&MemPath::root())? {
+            if !keep(&e.path) {
+                continue;
+            }
             match self.read(&e.path) {
-                Ok(bytes) => out.push((e, bytes)),
+                Ok(b) => out.push((e.path, b)),
                 Err(StoreError::NotFound(_)) => {}
                 Err(err) => return Err(err),
             }

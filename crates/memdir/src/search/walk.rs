@@ -183,24 +183,20 @@ pub(crate) fn open_file(abs: &Path) -> std::io::Result<std::fs::File> {
 /// Every file of a store in scope, in path order, read whole through the store: the corpus of
 /// a memory that has no local folder. A file removed between the listing and the read is gone.
 pub(crate) fn from_store(store: &dyn Store, scope: &Scope) -> Result<Vec<FileRef>, Error> {
-    let mut out = Vec::new();
-    for (e, bytes) in store.read_tree(&MemPath::root())? {
-        let rel = e.path.as_str();
-        if rel.split('/').any(is_internal) {
-            continue;
-        }
-        let date = date_of(rel);
-        if !scope.keeps(rel, date) {
-            continue;
-        }
-        out.push(FileRef {
-            rel: rel.to_string(),
+    let mut keep = |p: &MemPath| {
+        let rel = p.as_str();
+        !rel.split('/').any(is_internal) && scope.keeps(rel, date_of(rel))
+    };
+    Ok(store
+        .read_all(&mut keep)?
+        .into_iter()
+        .map(|(path, bytes)| FileRef {
+            date: date_of(path.as_str()),
+            rel: path.as_str().to_string(),
             abs: PathBuf::new(),
-            date,
             held: Some(Arc::new(Held::new(bytes))),
-        });
-    }
-    Ok(out)
+        })
+        .collect())
 }
 
 /// Every regular file in scope, in path order. Symlinks are not followed, so nothing outside
