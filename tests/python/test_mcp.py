@@ -87,7 +87,7 @@ async def exercise(c: Client, root: Path) -> None:
     assert by_name["memory_write"].annotations.destructive_hint is True
     assert by_name["memory_log"].annotations.destructive_hint is False
     assert set(by_name["memory_search"].input_schema["properties"]) == {
-        "pattern", "mode", "regex", "since", "until", "path", "limit"}
+        "pattern", "mode", "regex", "since", "until", "path", "limit", "files"}
     assert set(by_name["memory_read"].input_schema["properties"]) == {"path", "start_line", "end_line"}
     assert set(by_name["memory_write"].input_schema["properties"]) == {"path", "content", "reason"}
     assert set(by_name["memory_edit"].input_schema["properties"]) == {"path", "old", "new", "reason"}
@@ -220,6 +220,56 @@ def test_stdio_lists_and_calls_every_tool(root: Path):
     async def go():
         async with stdio_client(root) as c:
             await exercise(c, root)
+    run(go)
+
+
+def test_stdio_ranked_search_with_phrases_filters_and_files(root: Path):
+    """Ranked search as people type it: a quoted phrase, -word, frontmatter filters, and results
+    grouped one per file with the number of files that matched."""
+    notes = {
+        "notes/retry.md": "---\nname: payment-retry-policy\ndescription: retries\ntype: project\n"
+                          "tags: [billing, payments]\n---\nthe retry queue never retries a captured payment\n"
+                          "a payment retry waits an hour\n",
+        "notes/refund.md": "---\nname: refund-flow\ndescription: refunds\ntype: project\ntags: [billing]\n"
+                           "---\na refund payment is retried by hand\n",
+        "notes/me.md": "---\nname: me\ndescription: about me\ntype: user\n---\nI retry my payment passwords\n",
+    }
+
+    async def go() -> None:
+        async with stdio_client(root) as c:
+            for path, content in notes.items():
+                await ok(c, "memory_write", {"path": path, "content": content})
+            ranked = {"mode": "ranked"}
+            # A phrase: its words in that order (stemmed), not just somewhere on the line.
+            hits = await ok(c, "memory_search", {**ranked, "pattern": '"captured payment"'})
+            assert hits.splitlines() == ["notes/retry.md:7:the retry queue never retries a captured payment"]
+            hits = await ok(c, "memory_search", {**ranked, "pattern": '"payment retries"'})
+            # Stemmed: "payment-retry-policy" (line 2) and "payment retry" (line 8), not line 7.
+            assert sorted(":".join(l.split(":")[0:2]) for l in hits.splitlines()) == \
+                ["notes/refund.md:7", "notes/retry.md:2", "notes/retry.md:8"]
+            # -word leaves out lines with the word.
+            hits = await ok(c, "memory_search", {**ranked, "pattern": "payment -refund -passwords"})
+            assert "refund.md" not in hits and "me.md" not in hits and "notes/retry.md" in hits
+            # Frontmatter filters, alone or with words.
+            hits = await ok(c, "memory_search", {**ranked, "pattern": "payment type:project tag:billing"})
+            assert {l.split(":")[0] for l in hits.splitlines()} == {"notes/retry.md", "notes/refund.md"}
+            hits = await ok(c, "memory_search", {**ranked, "pattern": "name:refund-flow"})
+            assert hits.splitlines() == ["notes/refund.md:7:a refund payment is retried by hand"]
+            none = await ok(c, "memory_search", {**ranked, "pattern": "payment type:reference"})
+            assert none.startswith("no matches")
+            # One line per file, best first, with the total.
+            grouped = await ok(c, "memory_search", {**ranked, "pattern": "payment retry", "files": True})
+            lines = grouped.splitlines()
+            files = [l.split(":")[0] for l in lines[:-1]]
+            assert len(files) == 3 and set(files) == set(notes), grouped
+            assert lines[-1] == "3 files matched"
+            grouped = await ok(c, "memory_search", {**ranked, "pattern": "payment retry", "files": True, "limit": 1})
+            lines = grouped.splitlines()
+            assert len(lines) == 2 and lines[0].startswith("notes/retry.md:"), grouped
+            assert lines[-1].startswith("3 files matched, 1 shown"), grouped
+            assert "mode=ranked" in await err(c, "memory_search", {"pattern": "payment", "files": True})
+            assert "besides -exclusions" in await err(c, "memory_search", {**ranked, "pattern": "-payment"})
+
     run(go)
 
 

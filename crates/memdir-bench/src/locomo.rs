@@ -26,7 +26,8 @@ pub struct Args {
     /// Keep the generated memory folders here instead of a temp dir.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
-    /// The local embedding model for the semantic, hybrid and hybrid-rrf methods.
+    /// The local embedding model for the semantic, hybrid and hybrid-rrf methods (a BERT encoder
+    /// or a Model2Vec static model, by its config.json).
     #[arg(long, value_name = "DIR", env = "MEMDIR_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
 }
@@ -212,11 +213,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .any(|m| is_vector(m))
     {
         let dir = a.model_dir.as_deref().context(
-                "semantic and hybrid methods need --model-dir DIR or MEMDIR_MODEL_DIR (all-MiniLM-L6-v2)",
+                "semantic and hybrid methods need --model-dir DIR or MEMDIR_MODEL_DIR (all-MiniLM-L6-v2 or potion-base-8M)",
             )?;
-        Some(std::sync::Arc::new(memdir::embed::LocalEmbedder::load(
-            dir,
-        )?))
+        // The folder's config.json picks the kind: a BERT encoder or a Model2Vec static model.
+        let config = memdir::embed::EmbedConfig::Local {
+            model_dir: dir.to_path_buf(),
+        };
+        Some(std::sync::Arc::from(
+            memdir::embed::open(&config)?.context("no embedder for the model directory")?,
+        ))
     } else {
         None
     };

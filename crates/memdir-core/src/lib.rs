@@ -23,6 +23,7 @@ pub mod links;
 pub mod log;
 pub mod note;
 pub mod path;
+pub mod query;
 pub mod scratch;
 pub mod state;
 pub mod tokenize;

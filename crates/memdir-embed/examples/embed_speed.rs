@@ -1,11 +1,12 @@
-//! Measures the local encoder's throughput: `cargo run --release -p memdir-embed --example
+//! Measures a local model's throughput (a BERT encoder or a Model2Vec static model, by the
+//! folder's config.json): `cargo run --release -p memdir-embed --example
 //! embed_speed -- <model-dir> <text-file> [max-lines]` embeds the file's non-empty lines (as the
 //! index would embed log lines) and prints chunks per second and single-query latency.
 #![allow(clippy::print_stdout)]
 
 use std::time::Instant;
 
-use memdir_embed::{Embedder, LocalEmbedder};
+use memdir_embed::{EmbedConfig, open};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -24,7 +25,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .take(max)
         .collect();
     let t = Instant::now();
-    let model = LocalEmbedder::load(std::path::Path::new(dir))?;
+    let model = open(&EmbedConfig::Local {
+        model_dir: dir.into(),
+    })?
+    .ok_or("no model")?;
     println!(
         "load: {:.0} ms ({})",
         t.elapsed().as_secs_f64() * 1e3,

@@ -63,8 +63,13 @@ pub trait Embedder: Send + Sync {
     fn model_id(&self) -> &str;
     /// The length of every vector this embedder returns.
     fn dimensions(&self) -> usize;
-    /// Embeds a batch of texts (documents or queries alike).
+    /// Embeds a batch of texts to be searched (documents, passages).
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Embeds search queries; the same as [`Embedder::embed`] unless the model wants queries
+    /// marked (an e5-style `query: ` prompt).
+    fn embed_query(&self, queries: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed(queries)
+    }
 }
 
 /// Which embedder to build, with everything it needs already resolved.

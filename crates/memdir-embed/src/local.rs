@@ -1,5 +1,8 @@
 //! The local sentence encoder: a BERT-family model from a directory, run with candle on the CPU,
-//! pooled exactly like sentence-transformers (mean over real tokens, then L2 normalisation).
+//! pooled exactly like sentence-transformers: mean over real tokens (or the `[CLS]` token when
+//! `1_Pooling/config.json` says so, as bge models do), then L2 normalisation. The prompts of
+//! `config_sentence_transformers.json` (`"query": "query: "`, `"passage": "passage: "` for e5)
+//! are put before queries and documents.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +28,35 @@ pub struct LocalEmbedder {
     tokenizer: Tokenizer,
     dimensions: usize,
     model_id: String,
+    cls: bool,
+    query_prompt: String,
+    document_prompt: String,
+}
+
+/// A JSON file of the model directory, if it is there and parses.
+fn json(dir: &Path, name: &str) -> Option<serde_json::Value> {
+    serde_json::from_slice(&std::fs::read(dir.join(name)).ok()?).ok()
+}
+
+/// True when `1_Pooling/config.json` asks for the `[CLS]` token instead of the mean.
+fn cls_pooling(dir: &Path) -> bool {
+    json(dir, "1_Pooling/config.json")
+        .and_then(|v| v.get("pooling_mode_cls_token")?.as_bool())
+        .unwrap_or(false)
+}
+
+/// The query and document prompts of `config_sentence_transformers.json` (empty when none).
+fn prompts(dir: &Path) -> (String, String) {
+    let Some(v) = json(dir, "config_sentence_transformers.json") else {
+        return (String::new(), String::new());
+    };
+    let prompt = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| v.get("prompts")?.get(*k)?.as_str())
+            .unwrap_or("")
+            .to_owned()
+    };
+    (prompt(&["query"]), prompt(&["document", "passage", "corpus"]))
 }
 
 impl std::fmt::Debug for LocalEmbedder {
@@ -126,12 +158,28 @@ impl LocalEmbedder {
             h = fnv1a(h, &weights[..head]);
             fnv1a(h, &weights[weights.len().saturating_sub(1 << 16)..])
         };
+        let cls = cls_pooling(dir);
+        let (query_prompt, document_prompt) = prompts(dir);
+        // Pooling and prompts change every vector, so they are part of the model's identity;
+        // mixed in only when set, so a mean-pooled model without prompts keeps its old id (and
+        // its index).
+        let fingerprint = if cls || !query_prompt.is_empty() || !document_prompt.is_empty() {
+            fnv1a(
+                fingerprint,
+                format!("{cls}\0{query_prompt}\0{document_prompt}").as_bytes(),
+            )
+        } else {
+            fingerprint
+        };
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device())
             .map_err(|e| model_err(dir, format!("model.safetensors is unusable: {e}")))?;
         let model = Bert::load(vb, &config).map_err(|e| model_err(dir, e))?;
         Ok(Self {
             model,
             tokenizer,
+            cls,
+            query_prompt,
+            document_prompt,
             dimensions: config.hidden_size,
             model_id: format!(
                 "{}@{:012x}",
@@ -155,7 +203,12 @@ impl LocalEmbedder {
         let ids = Tensor::from_vec(flat, (ids.len(), width), &dev)?;
         let mask = Tensor::from_vec(mask, (ids.dim(0)?, width), &dev)?;
         let hidden = self.model.forward(&ids, &mask)?;
-        let mut out = mean_pool(&hidden, &mask)?.to_vec2::<f32>()?;
+        let pooled = if self.cls {
+            hidden.narrow(1, 0, 1)?.squeeze(1)?
+        } else {
+            mean_pool(&hidden, &mask)?
+        };
+        let mut out = pooled.to_vec2::<f32>()?;
         out.iter_mut().for_each(|v| normalize(v));
         Ok(out)
     }
@@ -171,11 +224,28 @@ impl Embedder for LocalEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_with(&self.document_prompt, texts)
+    }
+
+    fn embed_query(&self, queries: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_with(&self.query_prompt, queries)
+    }
+}
+
+impl LocalEmbedder {
+    fn embed_with(&self, prompt: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut encoded = Vec::with_capacity(texts.len());
         for text in texts {
+            let prompted;
+            let text: &str = if prompt.is_empty() {
+                text
+            } else {
+                prompted = format!("{prompt}{text}");
+                &prompted
+            };
             let enc = self
                 .tokenizer
-                .encode_fast(*text, true)
+                .encode_fast(text, true)
                 .map_err(|e| EmbedError::Inference(format!("cannot tokenize: {e}")))?;
             let mut ids = enc.get_ids().to_vec();
             ids.truncate(self.model.max_positions);

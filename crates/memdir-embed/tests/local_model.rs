@@ -199,3 +199,46 @@ fn a_broken_model_dir_names_the_file() {
         "{err:?}"
     );
 }
+
+#[test]
+fn prompts_mark_queries_and_documents() -> Result<(), EmbedError> {
+    let tiny = TinyModel::new();
+    let plain = load(tiny.path());
+    std::fs::write(
+        tiny.path().join("config_sentence_transformers.json"),
+        r#"{"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": null}"#,
+    )
+    .unwrap();
+    let e5 = load(tiny.path());
+    assert_ne!(plain.model_id(), e5.model_id(), "prompts change the vectors");
+    let q = e5.embed_query(&["where do I live"])?;
+    let d = e5.embed(&["where do I live"])?;
+    assert!(dot(&q[0], &plain.embed(&["query: where do I live"])?[0]) > 0.99999);
+    assert!(dot(&d[0], &plain.embed(&["passage: where do I live"])?[0]) > 0.99999);
+    assert!(dot(&q[0], &d[0]) < 0.9999);
+    Ok(())
+}
+
+#[test]
+fn cls_pooling_when_the_pooling_config_says_so() -> Result<(), EmbedError> {
+    let tiny = TinyModel::new();
+    let mean = load(tiny.path());
+    std::fs::create_dir_all(tiny.path().join("1_Pooling")).unwrap();
+    std::fs::write(
+        tiny.path().join("1_Pooling/config.json"),
+        r#"{"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#,
+    )
+    .unwrap();
+    let cls = load(tiny.path());
+    assert_ne!(mean.model_id(), cls.model_id());
+    let texts = ["signed the lease", "bought a lamp in the shop"];
+    let (m, c) = (mean.embed(&texts)?, cls.embed(&texts)?);
+    for (m, c) in m.iter().zip(&c) {
+        assert!((dot(c, c) - 1.0).abs() < 1e-4, "unit length");
+        assert!(dot(m, c) < 0.9999, "the [CLS] state is not the mean");
+    }
+    // Padding never reaches the first token: batched and alone agree.
+    let alone = cls.embed(&texts[..1])?;
+    assert!(dot(&alone[0], &c[0]) > 0.99999);
+    Ok(())
+}

@@ -63,7 +63,7 @@ pub fn specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "memory_search",
             title: "Search memory",
-            description: "Finds lines in memory files. mode=grep (default) returns lines containing the pattern (case-insensitive literal; regex=true for a regular expression) in path order; mode=ranked returns the best lines for a question in natural language. Narrow with path (a glob such as log/** or notes/*.md), since/until (YYYY-MM-DD, for dated files such as logs) and limit. Results are path:line:text; open a hit with memory_read using start_line.",
+            description: "Finds lines in memory files. mode=grep (default) returns lines containing the pattern (case-insensitive literal; regex=true for a regular expression) in path order; mode=ranked returns the best lines for a question in natural language; there \"a quoted phrase\" must appear in order, -word leaves out lines with the word, and type:project, tag:billing or name:payment-retry-policy keep only notes with that frontmatter (a filter alone lists those notes). files=true returns one line per file (its best) and how many files matched, to see which notes matter before reading. Narrow with path (a glob such as log/** or notes/*.md), since/until (YYYY-MM-DD, for dated files such as logs) and limit. Results are path:line:text; open a hit with memory_read using start_line.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
@@ -73,7 +73,8 @@ pub fn specs() -> Vec<ToolSpec> {
                     "since": {"type": "string", "description": "Only dated files (logs) from this day on, YYYY-MM-DD."},
                     "until": {"type": "string", "description": "Only dated files (logs) up to this day, YYYY-MM-DD."},
                     "path": {"type": "string", "description": "Only files whose path matches this glob, e.g. notes/** or log/2026-11-*.md."},
-                    "limit": {"type": "integer", "minimum": 1, "description": "The most result lines to return."}
+                    "limit": {"type": "integer", "minimum": 1, "description": "The most result lines to return (files, with files=true)."},
+                    "files": {"type": "boolean", "description": "ranked, semantic and hybrid modes: one result per file, its best line, and the number of files that matched (default false)."}
                 },
                 "required": ["pattern"],
                 "additionalProperties": false
@@ -266,6 +267,7 @@ struct SearchArgs {
     until: Option<String>,
     path: Option<String>,
     limit: Option<u64>,
+    files: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -416,6 +418,12 @@ impl Tools {
         req.path_glob = a.path.filter(|p| !p.trim().is_empty());
         req.limit = a.limit.map(|l| l.max(1) as usize);
         req.max_bytes = Some(DEFAULT_AGENT_MAX_BYTES);
+        req.files = a.files.unwrap_or(false);
+        if req.files && req.mode == Mode::Grep {
+            return Err(ToolText::error(
+                "files=true groups ranked results by file: add mode=ranked (or semantic, hybrid)",
+            ));
+        }
         let found = self.mem.search(&req).map_err(fail)?;
         if found.is_empty() {
             return Ok(ToolText::ok(format!(
@@ -430,7 +438,21 @@ impl Tools {
             )));
         }
         let mut out: Vec<String> = found.hits.iter().map(|h| h.render()).collect();
-        if found.omitted > 0 {
+        if req.files {
+            let total = found.hits.len() + found.omitted;
+            out.push(format!(
+                "{total} {} matched{}",
+                if total == 1 { "file" } else { "files" },
+                if found.omitted > 0 {
+                    format!(
+                        ", {} shown: raise limit or narrow with path, since/until",
+                        found.hits.len()
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+        } else if found.omitted > 0 {
             out.push(format!(
                 "... {} more {} left out to keep this short: narrow with path, since/until or a more specific pattern, or lower-level detail with memory_read",
                 found.omitted,

@@ -17,12 +17,18 @@ Examples:
   memdir search --mode ranked 'why did we pick postgres'
   MEMDIR_MODEL_DIR=~/models/all-MiniLM-L6-v2 memdir search --mode hybrid 'where do I live'
   memdir search --json --limit 5 postgres | jq .path
+  memdir search --mode ranked '\"retry queue\" -refund type:project tag:billing'
+  memdir search --mode ranked --files 'payment retries'   one line per file, and the total
 
 Grep output is path:line:text (context lines path-line-text, groups split by --), files in path
 order, so daily logs come in date order. Ranked output is best first, with the score and date.
 Semantic (meaning, by embedding) and hybrid (words and meaning) need an embedder: [embed] in
 .memdir/config.toml or MEMDIR_MODEL_DIR; their vector index lives in .memdir/vectors.sqlite and
 is brought up to date before each search (`memdir index rebuild` after changing the model).
+In ranked mode (and the keyword half of hybrid) \"a quoted phrase\" must appear in that order,
+-word leaves out lines with the word, and type:VALUE, tag:VALUE and name:VALUE keep only notes
+whose frontmatter says so (a filter alone lists those notes). --files shows each file once, by
+its best line, and ends with how many files matched.
 --since/--until filter dated files (log/, archive/) by the date in their name; other files stay.
 A date is YYYY-MM-DD or relative to today: today, yesterday, 7d, 2w, last week, last month.
 A pattern that starts with '-' works when it is not one of the options above; after -- always.
@@ -77,6 +83,11 @@ pub struct Args {
     /// Print one JSON object per result line: {"path","line","text"} plus "score", "date".
     #[arg(long)]
     pub json: bool,
+
+    /// Ranked modes: one result per file (its best line), --limit counting files, then the
+    /// number of files that matched.
+    #[arg(long)]
+    pub files: bool,
 
     /// Rebuild the index this mode searches from the files first: the keyword index (ranked,
     /// hybrid) and the vector index (semantic, hybrid). Never needed for correctness; it repairs
@@ -159,6 +170,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         until,
         path_glob: a.path_glob,
         max_bytes: a.max_bytes,
+        files: a.files,
     };
     if req.mode != Mode::Grep {
         let grep_only = [
@@ -172,6 +184,11 @@ pub fn run(a: Args, env: &Env) -> CliResult {
                 a.mode
             )));
         }
+    }
+    if a.files && req.mode == Mode::Grep {
+        return Err(CliError::invalid(
+            "--files groups ranked results by file: add --mode ranked (or semantic, hybrid)",
+        ));
     }
     if a.reindex && req.mode == Mode::Grep {
         return Err(CliError::invalid(
@@ -223,7 +240,23 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     if shown == 0 && omitted == 0 {
         return Err(CliError::silent(exit::NOT_FOUND));
     }
-    if let Some(t) = outcome.trailer() {
+    if req.files {
+        let total = shown + omitted;
+        let t = format!(
+            "{total} {} matched{}",
+            if total == 1 { "file" } else { "files" },
+            if omitted > 0 {
+                format!(", {shown} shown: raise --limit or narrow with --path/--since")
+            } else {
+                String::new()
+            }
+        );
+        if a.json {
+            eprintln!("memdir: {t}");
+        } else {
+            writeln!(o, "{t}")?;
+        }
+    } else if let Some(t) = outcome.trailer() {
         if a.json {
             eprintln!("memdir: {t}");
         } else {

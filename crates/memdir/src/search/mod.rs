@@ -157,6 +157,9 @@ pub struct SearchRequest {
     pub path_glob: Option<String>,
     /// Stop once the rendered lines would pass this many bytes; `None` is unlimited.
     pub max_bytes: Option<usize>,
+    /// Ranked modes: one hit per file (its best line), `limit` counting files, and
+    /// [`SearchOutcome::omitted`] the matching files left out, so hits + omitted is the total.
+    pub files: bool,
 }
 
 impl SearchRequest {
@@ -173,6 +176,7 @@ impl SearchRequest {
             until: None,
             path_glob: None,
             max_bytes: None,
+            files: false,
         }
     }
 }

@@ -12,7 +12,9 @@ use super::walk::{FileRef, Scope};
 use super::{Corpus, SearchOutcome, SearchRequest};
 use crate::error::Error;
 use crate::memory::Memory;
-use memdir_core::tokenize::Tokenizer;
+use memdir_core::note::{Meta, Note, is_note_path};
+use memdir_core::query::{Query, contains_run};
+use memdir_core::tokenize::{Tokenizer, split_line};
 use rusqlite::params;
 use std::collections::HashMap;
 
@@ -59,6 +61,100 @@ pub(crate) fn fresh_index(
 /// The name the keyword index's sync is recorded under in a warm memory.
 const STAMP: &str = "keyword-index";
 
+/// A query's words as FTS5 terms: what ranks lines, what every hit must hold, and what no hit
+/// may hold.
+struct Terms {
+    /// Every positive term (free words and phrase words), for BM25.
+    ranked: Vec<String>,
+    /// Each phrase's terms, in order: a hit has every one as a run.
+    phrases: Vec<Vec<String>>,
+    /// Terms of `-word`s: a hit has none of them.
+    excluded: Vec<String>,
+}
+
+impl Terms {
+    fn new(q: &Query, tok: &Tokenizer) -> Terms {
+        let mut ranked = if q.text.trim().is_empty() {
+            Vec::new()
+        } else {
+            tok.query_terms(&q.text)
+        };
+        let phrases: Vec<Vec<String>> = q
+            .phrases
+            .iter()
+            .map(|p| tok.terms(p))
+            .filter(|t| !t.is_empty())
+            .collect();
+        for t in phrases.iter().flatten() {
+            if !ranked.contains(t) {
+                ranked.push(t.clone());
+            }
+        }
+        let mut excluded: Vec<String> = q.excluded.iter().flat_map(|w| tok.terms(w)).collect();
+        excluded.sort();
+        excluded.dedup();
+        Terms {
+            ranked,
+            phrases,
+            excluded,
+        }
+    }
+
+    /// The FTS5 expression over lines: any ranked term, every phrase term, no excluded term.
+    fn line_expr(&self) -> String {
+        let mut expr = format!("({})", or_of(&self.ranked));
+        for p in &self.phrases {
+            expr = format!("{expr} AND ({})", and_of(p));
+        }
+        if !self.excluded.is_empty() {
+            expr = format!("{expr} NOT ({})", or_of(&self.excluded));
+        }
+        expr
+    }
+
+    /// True when a line's text holds every phrase as a run of terms.
+    fn phrases_in(&self, text: &str, tok: &Tokenizer) -> bool {
+        if self.phrases.is_empty() {
+            return true;
+        }
+        let terms = tok.terms(split_line(text).body);
+        self.phrases.iter().all(|p| contains_run(&terms, p))
+    }
+}
+
+fn quoted(t: &str) -> String {
+    format!("\"{}\"", t.replace('"', ""))
+}
+
+fn or_of(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|t| quoted(t))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+fn and_of(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|t| quoted(t))
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// The frontmatter of a note in a corpus, or `None` for a file that is not a note or cannot be
+/// read.
+fn note_meta(f: &FileRef) -> Option<Meta> {
+    if !is_note_path(&f.rel) {
+        return None;
+    }
+    let bytes = match &f.held {
+        Some(h) => std::borrow::Cow::Borrowed(h.bytes.as_slice()),
+        None => std::borrow::Cow::Owned(std::fs::read(&f.abs).ok()?),
+    };
+    Some(Note::parse(&String::from_utf8_lossy(&bytes)).meta)
+}
+
 /// Runs a ranked search over a corpus.
 pub(crate) fn search(
     mem: &Memory,
@@ -67,24 +163,34 @@ pub(crate) fn search(
     req: &SearchRequest,
 ) -> Result<SearchOutcome, Error> {
     let tok = Tokenizer::new();
-    let terms = tok.query_terms(&req.pattern);
-    if terms.is_empty() {
+    let query = Query::parse(&req.pattern);
+    let terms = Terms::new(&query, &tok);
+    if terms.ranked.is_empty() && query.filters.is_empty() {
+        if !query.excluded.is_empty() {
+            return Err(Error::Invalid(
+                "a search needs something to look for besides -exclusions: add a word, a \"phrase\" or a filter such as type:project".to_string(),
+            ));
+        }
         return Ok(SearchOutcome::default());
     }
     let (index, all) = fresh_index(mem, corpus, &tok, false)?;
     let conn = &index.conn;
-    let expr = terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "")))
-        .collect::<Vec<_>>()
-        .join(" OR ");
 
-    // Files in scope, by id.
+    // Files in scope (and meeting the frontmatter filters), by id.
     let in_scope: HashMap<&str, &FileRef> = all
         .iter()
         .filter(|f| scope.keeps(&f.rel, f.date))
+        .filter(|f| {
+            query.filters.is_empty()
+                || note_meta(f).is_some_and(|m| query.filters.iter().all(|q| q.keeps(&f.rel, &m)))
+        })
         .map(|f| (f.rel.as_str(), f))
         .collect();
+    if terms.ranked.is_empty() {
+        return Ok(filtered_notes(in_scope.into_values().collect(), req));
+    }
+    let expr = or_of(&terms.ranked);
+    let line_expr = terms.line_expr();
     let mut ids: HashMap<i64, &FileRef> = HashMap::new();
     {
         let mut st = conn.prepare("SELECT id, path FROM files").map_err(db_err)?;
@@ -135,8 +241,11 @@ pub(crate) fn search(
          FROM lines WHERE lines MATCH ?1 {filter} ORDER BY s LIMIT ?2"
     );
     let mut st = conn.prepare(&sql).map_err(db_err)?;
+    // One hit per file needs every matching line to count the files; otherwise the best
+    // CANDIDATES lines by their own score are enough.
+    let candidates = if req.files { -1 } else { CANDIDATES as i64 };
     let rows = st
-        .query_map(params![expr, CANDIDATES as i64], |r| {
+        .query_map(params![line_expr, candidates], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, i64>(1)?,
@@ -148,7 +257,7 @@ pub(crate) fn search(
     let mut cands = Vec::new();
     for row in rows {
         let (id, line, text, s) = row.map_err(db_err)?;
-        if ids.contains_key(&id) {
+        if ids.contains_key(&id) && terms.phrases_in(&text, &tok) {
             cands.push((id, line, text, -s));
         }
     }
@@ -177,4 +286,32 @@ pub(crate) fn search(
         .into_iter()
         .map(|(score, f, line, text)| (f, u64::try_from(line).unwrap_or(0), text, score));
     Ok(super::vector::finish(ranked, req))
+}
+
+/// The notes a filter-only query (`type:project`, no words) keeps, in path order, each shown by
+/// the first line of its body.
+fn filtered_notes(mut files: Vec<&FileRef>, req: &SearchRequest) -> SearchOutcome {
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    let shown = files.into_iter().filter_map(|f| {
+        let bytes = match &f.held {
+            Some(h) => h.bytes.clone(),
+            None => std::fs::read(&f.abs).ok()?,
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let note = Note::parse(&text);
+        let (offset, line) = note
+            .body
+            .lines()
+            .enumerate()
+            .find(|(_, l)| !l.trim().is_empty())
+            .map_or((0, ""), |(i, l)| (i, l));
+        let line_no = u64::try_from(note.body_line + offset).unwrap_or(0);
+        Some((
+            f,
+            line_no.max(1),
+            super::grep::line_text(line.as_bytes()),
+            0.0,
+        ))
+    });
+    super::vector::finish(shown, req)
 }

@@ -579,7 +579,7 @@ pub(crate) fn dense_scores<'f>(
 ) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
     let embedder = mem.embedder_for_search()?;
     let (index, q) = std::thread::scope(|s| {
-        let q = s.spawn(|| embedder.embed(&[query]));
+        let q = s.spawn(|| embedder.embed_query(&[query]));
         let index = fresh_vector_index(mem, root, (all, generation), embedder.as_ref());
         let q = q.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (index, q)
@@ -641,6 +641,27 @@ pub(crate) fn search(
 /// Results left out by the budget, or past a limit the request set, count as omitted, so the
 /// caller can say how many more there are.
 pub(crate) fn finish<'f>(
+    ranked: impl Iterator<Item = (&'f FileRef, u64, String, f64)>,
+    req: &SearchRequest,
+) -> SearchOutcome {
+    if !req.files {
+        return finish_lines(ranked, req);
+    }
+    // One hit per file, its best line (the list is best first); every other file counted.
+    let mut seen = std::collections::HashSet::new();
+    let best = ranked.filter(|(f, ..)| seen.insert(f.rel.clone()));
+    let outcome = finish_lines(
+        best,
+        &SearchRequest {
+            limit: Some(req.limit.unwrap_or(DEFAULT_RANKED_LIMIT)),
+            ..req.clone()
+        },
+    );
+    debug_assert_eq!(outcome.hits.len() + outcome.omitted, seen.len());
+    outcome
+}
+
+fn finish_lines<'f>(
     mut ranked: impl Iterator<Item = (&'f FileRef, u64, String, f64)>,
     req: &SearchRequest,
 ) -> SearchOutcome {
