@@ -42,10 +42,7 @@ fn ranked(f: &Fixture, args: &[&str]) -> Vec<String> {
 #[test]
 fn a_quoted_phrase_needs_its_words_in_order() {
     let f = fixture();
-    assert_eq!(
-        ranked(&f, &["\"captured payment\""]),
-        ["notes/retry.md:7"]
-    );
+    assert_eq!(ranked(&f, &["\"captured payment\""]), ["notes/retry.md:7"]);
     // Stemmed like the rest of ranked search: "payment retries" is "payment retry" (and
     // "payment-retry-policy", "payment is retried"), but not "retries a captured payment".
     let mut hits = ranked(&f, &["\"payment retries\""]);
@@ -137,7 +134,13 @@ fn files_groups_by_file_and_counts_them() {
     let a = f
         .cmd()
         .args([
-            "search", "--mode", "ranked", "--files", "--limit", "2", "payment retry",
+            "search",
+            "--mode",
+            "ranked",
+            "--files",
+            "--limit",
+            "2",
+            "payment retry",
         ])
         .assert()
         .success();
@@ -150,6 +153,10 @@ fn files_groups_by_file_and_counts_them() {
             .starts_with("4 files matched, 2 shown"),
         "{out}"
     );
-    let a = f.cmd().args(["search", "--files", "payment"]).assert().code(2);
+    let a = f
+        .cmd()
+        .args(["search", "--files", "payment"])
+        .assert()
+        .code(2);
     assert!(stderr(&a).contains("--mode ranked"), "{}", stderr(&a));
 }

@@ -56,7 +56,10 @@ fn prompts(dir: &Path) -> (String, String) {
             .unwrap_or("")
             .to_owned()
     };
-    (prompt(&["query"]), prompt(&["document", "passage", "corpus"]))
+    (
+        prompt(&["query"]),
+        prompt(&["document", "passage", "corpus"]),
+    )
 }
 
 impl std::fmt::Debug for LocalEmbedder {

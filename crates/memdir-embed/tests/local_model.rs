@@ -210,7 +210,11 @@ fn prompts_mark_queries_and_documents() -> Result<(), EmbedError> {
     )
     .unwrap();
     let e5 = load(tiny.path());
-    assert_ne!(plain.model_id(), e5.model_id(), "prompts change the vectors");
+    assert_ne!(
+        plain.model_id(),
+        e5.model_id(),
+        "prompts change the vectors"
+    );
     let q = e5.embed_query(&["where do I live"])?;
     let d = e5.embed(&["where do I live"])?;
     assert!(dot(&q[0], &plain.embed(&["query: where do I live"])?[0]) > 0.99999);
