@@ -6,7 +6,7 @@
 use memdir::embed::EmbedConfig;
 use memdir::search::{Mode, SearchRequest, VectorStats};
 use memdir::{Clock, Memory};
-use memdir_test_model::{TinyModel, real_model};
+use memdir_test_model::{TinyModel, TinyStaticModel, real_model};
 use std::path::{Path, PathBuf};
 
 fn memory(root: &Path, model_dir: PathBuf) -> Memory {
@@ -130,6 +130,31 @@ fn semantic_search_finds_the_same_text_on_the_tiny_model() {
         "{hits:?}"
     );
     assert_eq!(hits[0].path, "log/2026-11-02.md");
+}
+
+#[test]
+fn a_static_model_folder_indexes_and_searches_the_same_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    put(
+        root,
+        "log/2026-11-01.md",
+        "- 09:00 signed the lease on a flat\n- 10:00 went running in the park\n",
+    );
+    put(root, "notes/car.md", "# Car\nthe car is blue\n");
+    // The same `model_dir` setting; the folder's config.json says model2vec.
+    let tiny = TinyStaticModel::new();
+    let mem = memory(root, tiny.path().to_path_buf());
+    let stats = mem.sync_vector_index(&|_, _| {}).unwrap();
+    assert_eq!(stats.chunks_total, 3, "{stats:?}");
+    let mut req = SearchRequest::new("went running in the park");
+    req.mode = Mode::Semantic;
+    let hits = mem.search(&req).unwrap().hits;
+    assert_eq!((hits[0].path.as_str(), hits[0].line), ("log/2026-11-01.md", 2));
+    req.pattern = "the car is blue".to_string();
+    req.mode = Mode::Hybrid;
+    let hits = mem.search(&req).unwrap().hits;
+    assert_eq!(hits[0].path, "notes/car.md", "{hits:?}");
 }
 
 #[test]

@@ -68,6 +68,8 @@ pub(crate) fn search(
     let mut kw_req = req.clone();
     kw_req.limit = Some(KEYWORD_CANDIDATES);
     kw_req.max_bytes = None;
+    // Lines are fused first; grouping by file (if asked) happens on the fused list.
+    kw_req.files = false;
     // The keyword search runs on another core while the query goes through the encoder, the
     // slow half.
     let (dense, keyword) = std::thread::scope(|s| {
