@@ -150,7 +150,10 @@ fn a_static_model_folder_indexes_and_searches_the_same_way() {
     let mut req = SearchRequest::new("went running in the park");
     req.mode = Mode::Semantic;
     let hits = mem.search(&req).unwrap().hits;
-    assert_eq!((hits[0].path.as_str(), hits[0].line), ("log/2026-11-01.md", 2));
+    assert_eq!(
+        (hits[0].path.as_str(), hits[0].line),
+        ("log/2026-11-01.md", 2)
+    );
     req.pattern = "the car is blue".to_string();
     req.mode = Mode::Hybrid;
     let hits = mem.search(&req).unwrap().hits;
