@@ -72,7 +72,7 @@ pub enum Command {
     Read(cmd::read::Args),
     /// Create or replace a file
     Write(cmd::write::Args),
-    /// Replace exactly one occurrence of a text in a file
+    /// Change part of a file: replace a text, append or prepend a line, replace a section
     Edit(cmd::edit::Args),
     /// List a folder
     Ls(cmd::ls::Args),
@@ -112,6 +112,8 @@ pub enum Command {
     History(cmd::history::Args),
     /// Show who last changed each line of a file, and why
     Blame(cmd::blame::Args),
+    /// Show what changed recently, who changed it and why (`--since today`, `3d`, `last week`)
+    Recent(cmd::recent::Args),
     /// Revert a change with a new commit (never rewrites history)
     Undo(cmd::undo::Args),
     /// List, accept or reject proposals to change core memory
@@ -411,6 +413,7 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Man(a) => cmd::man::run(a, env),
         Command::History(a) => cmd::history::run(a, env),
         Command::Blame(a) => cmd::blame::run(a, env),
+        Command::Recent(a) => cmd::recent::run(a, env),
         Command::Undo(a) => cmd::undo::run(a, env),
         Command::Review(a) => cmd::review::run(a, env),
         Command::Consolidate(a) => cmd::consolidate::run(a, env),

@@ -18,6 +18,7 @@ pub mod consolidate;
 pub mod context;
 pub mod day;
 pub mod duration;
+pub mod edit;
 pub mod gates;
 pub mod links;
 pub mod log;

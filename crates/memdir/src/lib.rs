@@ -29,6 +29,7 @@ mod memory;
 pub mod memstore;
 pub mod notes;
 pub mod proposals;
+pub mod recent;
 pub mod provenance;
 pub mod search;
 pub mod store;

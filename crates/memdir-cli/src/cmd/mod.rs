@@ -23,6 +23,7 @@ pub mod mv;
 pub mod note;
 pub mod offload;
 pub mod read;
+pub mod recent;
 pub mod review;
 pub mod rm;
 pub mod scratch;
