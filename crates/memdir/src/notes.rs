@@ -259,15 +259,16 @@ impl Memory {
     pub fn resolve_note(&self, input: &str) -> Result<String, Error> {
         let target = link_target(input);
         let bracketed = target != input.trim();
-        if !bracketed
-            && let Ok(p) = MemPath::parse(input)
-            && self.store().stat(&p)?.is_some()
-        {
-            return Ok(if p.is_root() {
-                "/".to_string()
-            } else {
-                p.to_string()
-            });
+        if !bracketed {
+            // A path that leaves the memory is refused as such, never looked up as a name.
+            let p = MemPath::parse(input)?;
+            if self.store().stat(&p)?.is_some() {
+                return Ok(if p.is_root() {
+                    "/".to_string()
+                } else {
+                    p.to_string()
+                });
+            }
         }
         if target.is_empty() {
             return Err(Error::Invalid(
@@ -278,6 +279,10 @@ impl Memory {
         let files = scan(self.store().as_ref())?;
         match resolver(&files).resolve(target) {
             Some(found) => Ok(found.to_string()),
+            // Something written as a path is reported as a missing path by the reader.
+            None if !bracketed && (target.contains('/') || target.contains('.')) => {
+                Ok(input.to_string())
+            }
             None => Err(Error::NotFound(format!(
                 "no file or note is named {target:?}: search with memory_search (`memdir search`), or list notes with `memdir ls notes`"
             ))),
