@@ -13,6 +13,7 @@ pub mod hook;
 pub mod import;
 pub mod index;
 pub mod init;
+pub mod install;
 pub mod links;
 pub mod lint;
 pub mod log;
