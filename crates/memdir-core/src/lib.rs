@@ -20,6 +20,7 @@ pub mod day;
 pub mod duration;
 pub mod edit;
 pub mod gates;
+pub mod layout;
 pub mod links;
 pub mod log;
 pub mod note;

@@ -707,6 +707,7 @@ impl Memory {
                 _ => None,
             };
             let remark = crate::trust::check_move(self, &f, &t, text.as_deref())?;
+            crate::index::check_move(self, &f, &t)?;
             self.store.rename(&f, &t)?;
             if remark && let Some(text) = &text {
                 let marked = crate::trust::mark(&t, text);

@@ -474,6 +474,14 @@ pub(crate) fn write_hook(
             Ok(())
         })());
     }
+    if p.ends_with(&format!("/{INDEX_FILE}"))
+        && let Ok(Some(current)) = read_text(mem.store().as_ref(), path)
+        && memdir_core::layout::is_generated_folder_index(p, &current)
+    {
+        return Some(Err(Error::Invalid(format!(
+            "{p} is a folder's index, generated from its notes' frontmatter: change a note, then run `memdir index`"
+        ))));
+    }
     if is_note_path(p) {
         return Some(crate::index::write_note(mem, path, content, pre));
     }
