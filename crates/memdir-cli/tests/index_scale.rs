@@ -28,10 +28,13 @@ fn generate(f: &Fixture) {
 fn check(f: &Fixture, after: &str) {
     let root = f.get("MEMORY.md");
     let (lines, bytes) = (root.lines().count(), root.len());
-    assert!(lines <= CAP_LINES && bytes <= CAP_BYTES, "{after}: {lines} lines, {bytes} bytes");
+    assert!(
+        lines <= CAP_LINES && bytes <= CAP_BYTES,
+        "{after}: {lines} lines, {bytes} bytes"
+    );
     assert!(root.contains("## folders\n"), "{after}: {root}");
-    let lint: Value = serde_json::from_str(&stdout(&f.cmd().args(["lint", "--json"]).assert()))
-        .unwrap();
+    let lint: Value =
+        serde_json::from_str(&stdout(&f.cmd().args(["lint", "--json"]).assert())).unwrap();
     let index_findings: Vec<&Value> = lint["findings"]
         .as_array()
         .unwrap()
@@ -66,37 +69,76 @@ fn two_thousand_notes_keep_every_index_under_its_cap() {
         serde_json::json!({"path": "notes/topic-03/fresh.md", "content": "---\nname: fresh\ndescription: a new note\ncreated: 2026-11-30\n---\nx\n"}),
     );
     check(&f, "memory_write");
-    assert!(f.get("notes/topic-03/MEMORY.md").contains("- [fresh](notes/topic-03/fresh.md) — a new note\n"));
-    assert!(f.get("MEMORY.md").contains("recent: fresh"), "the newest note is named");
+    assert!(
+        f.get("notes/topic-03/MEMORY.md")
+            .contains("- [fresh](notes/topic-03/fresh.md) — a new note\n")
+    );
+    assert!(
+        f.get("MEMORY.md").contains("recent: fresh"),
+        "the newest note is named"
+    );
     tool(
         "memory_edit",
         serde_json::json!({"path": "notes/topic-03/fresh.md", "old": "a new note", "new": "an edited note"}),
     );
     check(&f, "memory_edit");
-    assert!(f.get("notes/topic-03/MEMORY.md").contains("— an edited note\n"));
-    f.cmd().args(["note", "new", "topic-05/made", "-d", "made by note new"]).assert().success();
+    assert!(
+        f.get("notes/topic-03/MEMORY.md")
+            .contains("— an edited note\n")
+    );
+    f.cmd()
+        .args(["note", "new", "topic-05/made", "-d", "made by note new"])
+        .assert()
+        .success();
     check(&f, "note new");
     assert!(f.exists("notes/topic-05/MEMORY.md"));
-    f.cmd().args(["mv", "notes/topic-01/note-0001.md", "notes/topic-02/moved.md"]).assert().success();
+    f.cmd()
+        .args([
+            "mv",
+            "notes/topic-01/note-0001.md",
+            "notes/topic-02/moved.md",
+        ])
+        .assert()
+        .success();
     check(&f, "mv");
-    assert!(f.get("notes/topic-02/MEMORY.md").contains("(notes/topic-02/moved.md)"));
+    assert!(
+        f.get("notes/topic-02/MEMORY.md")
+            .contains("(notes/topic-02/moved.md)")
+    );
     assert!(!f.get("notes/topic-01/MEMORY.md").contains("note-0001.md"));
-    f.cmd().args(["mv", "notes/topic-39", "notes/renamed"]).assert().success();
+    f.cmd()
+        .args(["mv", "notes/topic-39", "notes/renamed"])
+        .assert()
+        .success();
     check(&f, "mv of a folder");
     assert!(!f.exists("notes/topic-39/MEMORY.md"));
-    f.cmd().args(["rm", "notes/topic-04/note-0004.md"]).assert().success();
+    f.cmd()
+        .args(["rm", "notes/topic-04/note-0004.md"])
+        .assert()
+        .success();
     check(&f, "rm");
     let anthropic = |input: Value| {
-        f.cmd().arg("tool").write_stdin(input.to_string()).assert().success();
+        f.cmd()
+            .arg("tool")
+            .write_stdin(input.to_string())
+            .assert()
+            .success();
     };
-    anthropic(serde_json::json!({"command": "create", "path": "/memories/notes/topic-06/a.md", "file_text": "---\nname: via-anthropic\ndescription: from the memory tool\n---\n"}));
+    anthropic(
+        serde_json::json!({"command": "create", "path": "/memories/notes/topic-06/a.md", "file_text": "---\nname: via-anthropic\ndescription: from the memory tool\n---\n"}),
+    );
     check(&f, "memory create");
-    anthropic(serde_json::json!({"command": "rename", "old_path": "/memories/notes/topic-06/a.md", "new_path": "/memories/notes/topic-08/a.md"}));
+    anthropic(
+        serde_json::json!({"command": "rename", "old_path": "/memories/notes/topic-06/a.md", "new_path": "/memories/notes/topic-08/a.md"}),
+    );
     check(&f, "memory rename");
     anthropic(serde_json::json!({"command": "delete", "path": "/memories/notes/topic-08/a.md"}));
     check(&f, "memory delete");
     // A generated folder index is not written by hand through memdir.
-    f.cmd().args(["write", "notes/topic-08/MEMORY.md", "x"]).assert().code(2);
+    f.cmd()
+        .args(["write", "notes/topic-08/MEMORY.md", "x"])
+        .assert()
+        .code(2);
 
     // The context holds the root index whole, within its budget.
     let ctx = stdout(&f.cmd().arg("context").assert().success());
@@ -119,8 +161,17 @@ fn a_folder_cannot_outgrow_the_folder_list_either() {
         .code(2);
     assert!(common::stderr(&a).contains("MEMORY.md (the index"));
     assert!(!f.exists("notes/brand-new/x.md"));
-    f.cmd().args(["note", "new", "topic-00/x", "-d", "fits"]).assert().success();
-    f.cmd().args(["mv", "notes/topic-00/x.md", "notes/brand-new/x.md"]).assert().code(2);
-    assert!(f.exists("notes/topic-00/x.md"), "a refused move moves nothing");
+    f.cmd()
+        .args(["note", "new", "topic-00/x", "-d", "fits"])
+        .assert()
+        .success();
+    f.cmd()
+        .args(["mv", "notes/topic-00/x.md", "notes/brand-new/x.md"])
+        .assert()
+        .code(2);
+    assert!(
+        f.exists("notes/topic-00/x.md"),
+        "a refused move moves nothing"
+    );
     assert!(f.get("MEMORY.md").lines().count() <= 46);
 }

@@ -435,11 +435,20 @@ fn a_note_that_would_take_the_index_over_its_cap_is_refused() {
         .assert()
         .success();
     let root = f.get("MEMORY.md");
-    assert!(root.contains("- [notes/a/](notes/a/MEMORY.md) — 2 notes (other 2); recent: a/m, a/n\n"), "{root}");
-    assert!(f.get("notes/a/MEMORY.md").contains("- [a/m](notes/a/m.md) — splits\n"));
+    assert!(
+        root.contains("- [notes/a/](notes/a/MEMORY.md) — 2 notes (other 2); recent: a/m, a/n\n"),
+        "{root}"
+    );
+    assert!(
+        f.get("notes/a/MEMORY.md")
+            .contains("- [a/m](notes/a/m.md) — splits\n")
+    );
     // And back: removing it makes the flat index fit again; the folder indexes go.
     f.cmd().args(["rm", "notes/a/m.md"]).assert().success();
-    assert!(f.get("MEMORY.md").contains("- [a/n](notes/a/n.md) — fits\n"));
+    assert!(
+        f.get("MEMORY.md")
+            .contains("- [a/n](notes/a/n.md) — fits\n")
+    );
     assert!(!f.exists("notes/a/MEMORY.md"));
 }
 

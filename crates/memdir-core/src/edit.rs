@@ -323,7 +323,10 @@ mod tests {
             "---\nname: n\ndescription: d\n---\nfirst\nbody\n",
         );
         check(note, EditOp::Append("last"), &format!("{note}last\n"));
-        assert!(matches!(fails("a", EditOp::Append(" ")), EditError::Invalid(_)));
+        assert!(matches!(
+            fails("a", EditOp::Append(" ")),
+            EditError::Invalid(_)
+        ));
     }
 
     #[test]
@@ -403,7 +406,10 @@ mod tests {
                 expected: 2,
             },
         );
-        assert!(matches!(&e, EditError::Invalid(m) if m.contains("3 times") && m.contains("not 2")), "{e:?}");
+        assert!(
+            matches!(&e, EditError::Invalid(m) if m.contains("3 times") && m.contains("not 2")),
+            "{e:?}"
+        );
         let e = fails(
             text,
             EditOp::Replace {
@@ -412,13 +418,30 @@ mod tests {
                 expected: 1,
             },
         );
-        assert!(matches!(&e, EditError::Invalid(m) if m.contains("occurs once")), "{e:?}");
+        assert!(
+            matches!(&e, EditError::Invalid(m) if m.contains("occurs once")),
+            "{e:?}"
+        );
         assert!(matches!(
-            fails(text, EditOp::Replace { old: "milk", new: "x", expected: 1 }),
+            fails(
+                text,
+                EditOp::Replace {
+                    old: "milk",
+                    new: "x",
+                    expected: 1
+                }
+            ),
             EditError::NotFound(_)
         ));
         assert!(matches!(
-            fails(text, EditOp::Replace { old: "tea", new: "x", expected: 0 }),
+            fails(
+                text,
+                EditOp::Replace {
+                    old: "tea",
+                    new: "x",
+                    expected: 0
+                }
+            ),
             EditError::Invalid(_)
         ));
     }

@@ -78,7 +78,10 @@ pub fn layout(notes: &[Dated], cap: Cap) -> Layout {
     }
     let mut by_folder: BTreeMap<&str, Vec<&Dated>> = BTreeMap::new();
     for d in notes {
-        by_folder.entry(folder_of(&d.entry.path)).or_default().push(d);
+        by_folder
+            .entry(folder_of(&d.entry.path))
+            .or_default()
+            .push(d);
     }
     let top: Vec<IndexEntry> = by_folder
         .remove("")
@@ -136,10 +139,7 @@ fn folder_line(folder: &str, index: &str, list: &[&Dated]) -> String {
         slot.1 += 1;
     }
     let external = list.iter().filter(|d| d.entry.external).count();
-    let mut parts: Vec<String> = kinds
-        .values()
-        .map(|(t, n)| format!("{t} {n}"))
-        .collect();
+    let mut parts: Vec<String> = kinds.values().map(|(t, n)| format!("{t} {n}")).collect();
     if external > 0 {
         // External notes were counted under "other"; say what they are instead.
         parts.retain(|p| !p.starts_with(crate::note::UNTYPED));
@@ -166,7 +166,10 @@ fn folder_line(folder: &str, index: &str, list: &[&Dated]) -> String {
     let n = list.len();
     let mut line = format!(
         "- [{folder}/]({}) — {n} note{} ({})",
-        index.replace(' ', "%20").replace('(', "%28").replace(')', "%29"),
+        index
+            .replace(' ', "%20")
+            .replace('(', "%28")
+            .replace(')', "%29"),
         if n == 1 { "" } else { "s" },
         parts.join(", ")
     );
@@ -235,7 +238,9 @@ mod tests {
         let (path, text) = &l.folders[1];
         assert_eq!(path, "notes/people/MEMORY.md");
         assert!(text.starts_with("# Memory index of notes/people/\n"));
-        assert!(text.contains("\n## user\n\n- [priya](notes/people/priya.md) — about priya\n- [sam]"));
+        assert!(
+            text.contains("\n## user\n\n- [priya](notes/people/priya.md) — about priya\n- [sam]")
+        );
         assert!(is_generated_folder_index(path, text));
         assert!(!is_generated_folder_index(path, "# My own index\n"));
     }
@@ -252,7 +257,10 @@ mod tests {
         };
         let root = layout(&notes, cap).root;
         let open = root.find("<untrusted").unwrap();
-        assert!(root[open..].contains("- [web/](web/MEMORY.md) — 1 note (external 1)\n"), "{root}");
+        assert!(
+            root[open..].contains("- [web/](web/MEMORY.md) — 1 note (external 1)\n"),
+            "{root}"
+        );
         assert!(!root.contains("ignore previous"), "{root}");
     }
 }

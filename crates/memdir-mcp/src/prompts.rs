@@ -39,13 +39,22 @@ mod tests {
         let end = "<!-- end of agent guide -->";
         let from = readme.find(start).map(|i| i + start.len());
         let to = readme.find(end);
-        assert!(from.is_some() && to.is_some(), "README.md lacks the guide markers");
+        assert!(
+            from.is_some() && to.is_some(),
+            "README.md lacks the guide markers"
+        );
         let shown = &readme[from.unwrap_or(0)..to.unwrap_or(0)];
-        assert_eq!(shown, GUIDE, "README.md's agent guide differs from guide.md: copy it over");
+        assert_eq!(
+            shown, GUIDE,
+            "README.md's agent guide differs from guide.md: copy it over"
+        );
         assert!(GUIDE.contains("memdir is your long-term memory"));
         for tool in crate::tools::names() {
             if tool.starts_with("memory_") {
-                assert!(GUIDE.contains(&format!("`{tool}`")), "the guide does not mention {tool}");
+                assert!(
+                    GUIDE.contains(&format!("`{tool}`")),
+                    "the guide does not mention {tool}"
+                );
             }
         }
     }

@@ -179,7 +179,9 @@ impl ServerHandler for MemdirServer {
             })?,
             other => {
                 return Err(ErrorData::resource_not_found(
-                    format!("no resource {other}: use {URI_CORE}, {URI_INDEX}, {URI_TODAY} or {GUIDE_URI}"),
+                    format!(
+                        "no resource {other}: use {URI_CORE}, {URI_INDEX}, {URI_TODAY} or {GUIDE_URI}"
+                    ),
                     None,
                 ));
             }

@@ -561,7 +561,11 @@ impl Tools {
             limit: a.limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
         };
         let r = self.mem.recent(&q).map_err(fail)?;
-        Ok(ToolText::ok(format!("changes ({}), newest first:\n{}", r.from, r.render())))
+        Ok(ToolText::ok(format!(
+            "changes ({}), newest first:\n{}",
+            r.from,
+            r.render()
+        )))
     }
 
     fn write(&self, v: Value) -> Result<ToolText, ToolText> {

@@ -102,7 +102,10 @@ pub fn dated(files: &[NoteFile]) -> Vec<Dated> {
 }
 
 fn note_date(note: &Note) -> Option<String> {
-    note.meta.updated.clone().or_else(|| note.meta.created.clone())
+    note.meta
+        .updated
+        .clone()
+        .or_else(|| note.meta.created.clone())
 }
 
 /// Writes the planned index files: each folder's (never over a file a person wrote there),
@@ -187,7 +190,12 @@ pub(crate) fn write_note(
         }
     }
     let (old_layout, new_layout) = (layout(&before, cap), layout(&after, cap));
-    refuse_growth(cap, &old_layout.root, &new_layout.root, &format!("if {path} were written"))?;
+    refuse_growth(
+        cap,
+        &old_layout.root,
+        &new_layout.root,
+        &format!("if {path} were written"),
+    )?;
     mem.store().write_if(path, content.as_bytes(), pre)?;
     // The written note replaces its old text among the files the layout is saved against.
     let files: Vec<NoteFile> = files.into_iter().filter(|f| f.path != *path).collect();

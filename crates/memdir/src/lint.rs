@@ -106,7 +106,12 @@ impl Memory {
         check_links(&files, &mut out);
         check_external(&files, &mut out);
         let index = read_text(store, &mp(INDEX_FILE))?;
-        check_index(&files, index.as_deref(), self.config().index.cap(), &mut out);
+        check_index(
+            &files,
+            index.as_deref(),
+            self.config().index.cap(),
+            &mut out,
+        );
         let cfg = self.config();
         let core = read_text(store, &mp(CORE_FILE))?;
         let state = read_text(store, &mp(STATE_FILE))?;

@@ -9,8 +9,8 @@ use crate::proposals::proposed;
 use crate::provenance::{Actor, Source};
 use crate::store::{Entry, EntryKind, LockName, Precondition, Store, StoreError, Version};
 use memdir_core::config::{Config, with_git_disabled};
-use memdir_core::edit::{EditError, EditOp, Edited};
 use memdir_core::context::{Fill, Section, fence_untrusted, fit, nest_headings, render, tokens};
+use memdir_core::edit::{EditError, EditOp, Edited};
 use memdir_core::log::{
     EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK, LOG_DIR, date_of_file_name, format_entry, log_path,
     parse_entries, writer_log_path, writer_of_file_name,

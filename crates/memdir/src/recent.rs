@@ -59,7 +59,8 @@ pub struct Recent {
 }
 
 /// The forms [`parse_window`] accepts.
-pub const WINDOW_FORMS: &str = "today, yesterday, 3d, 2w, 6h, 30m, last week, last month or YYYY-MM-DD";
+pub const WINDOW_FORMS: &str =
+    "today, yesterday, 3d, 2w, 6h, 30m, last week, last month or YYYY-MM-DD";
 
 /// Parses a plain-language window into the instant it starts: a day form of
 /// [`parse_day`] starts at that local midnight (`3d`: three days ago, `today`: since midnight);
@@ -78,16 +79,10 @@ pub fn parse_window(input: &str, now: &Zoned) -> Result<Timestamp, String> {
             jiff::Span::new().try_minutes(n)
         }
         .map_err(|_| bad())?;
-        return now
-            .timestamp()
-            .checked_sub(span)
-            .map_err(|_| bad());
+        return now.timestamp().checked_sub(span).map_err(|_| bad());
     }
-    let day = parse_day(input, now.date()).map_err(|_| {
-        format!(
-            "bad window {input:?}: use {WINDOW_FORMS} (days: {DAY_FORMS})"
-        )
-    })?;
+    let day = parse_day(input, now.date())
+        .map_err(|_| format!("bad window {input:?}: use {WINDOW_FORMS} (days: {DAY_FORMS})"))?;
     day.to_zoned_datetime(now.time_zone().clone())
         .map(|z| z.timestamp())
         .map_err(|e| format!("bad window {input:?}: {e}"))
@@ -106,7 +101,11 @@ impl Memory {
             .transpose()?
             .filter(|p| !p.is_root());
         let tz = self.clock().now().time_zone().clone();
-        let local = |t: Timestamp| t.to_zoned_datetime(tz.clone()).strftime("%Y-%m-%dT%H:%M:%S%:z").to_string();
+        let local = |t: Timestamp| {
+            t.to_zoned_datetime(tz.clone())
+                .strftime("%Y-%m-%dT%H:%M:%S%:z")
+                .to_string()
+        };
         if let Some(h) = self.history_backend() {
             let filtered = q.since.is_some() || q.writer.is_some();
             let entries = h.history(path.as_ref(), if filtered { SCAN_LIMIT } else { limit })?;

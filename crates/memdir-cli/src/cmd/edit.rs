@@ -33,10 +33,20 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = crate::cmd::positive)]
     pub expected_count: Option<usize>,
     /// Add a line (or lines) at the end of the file.
-    #[arg(long, allow_hyphen_values = true, value_name = "TEXT", conflicts_with = "new")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "TEXT",
+        conflicts_with = "new"
+    )]
     pub append: Option<String>,
     /// Add a line (or lines) at the start of the file, after a note's frontmatter.
-    #[arg(long, allow_hyphen_values = true, value_name = "TEXT", conflicts_with = "new")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "TEXT",
+        conflicts_with = "new"
+    )]
     pub prepend: Option<String>,
     /// Replace the body under the Markdown heading with this text (give the body with --new).
     #[arg(long, value_name = "HEADING")]

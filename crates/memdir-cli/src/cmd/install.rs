@@ -57,7 +57,9 @@ pub struct Args {
 /// Remove what `memdir install` added, and nothing else: a file still exactly as install left
 /// it gets its earlier bytes back.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  memdir uninstall claude-code --dry-run\n  memdir uninstall cursor --project")]
+#[command(
+    after_help = "Examples:\n  memdir uninstall claude-code --dry-run\n  memdir uninstall cursor --project"
+)]
 pub struct UninstallArgs {
     /// The agent host (default: every one).
     #[arg(value_enum)]
@@ -98,10 +100,15 @@ fn failure(message: String) -> CliError {
         code: exit::FAILURE,
     }
 }
-const EVENTS: [(&str, &str); 2] = [("SessionStart", "session-start"), ("PreCompact", "pre-compact")];
+const EVENTS: [(&str, &str); 2] = [
+    ("SessionStart", "session-start"),
+    ("PreCompact", "pre-compact"),
+];
 
 fn quote(s: &str) -> String {
-    if s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+=:".contains(&b)) {
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:".contains(&b))
+    {
         return s.to_string();
     }
     format!("'{}'", s.replace('\'', "'\\''"))
@@ -155,7 +162,10 @@ fn targets(client: Client, scope: Scope, env: &Env) -> Result<Vec<Target>, CliEr
             let (mcp, settings) = if scope.project {
                 (base.join(".mcp.json"), base.join(".claude/settings.json"))
             } else {
-                (base.join(".claude.json"), base.join(".claude/settings.json"))
+                (
+                    base.join(".claude.json"),
+                    base.join(".claude/settings.json"),
+                )
             };
             vec![
                 Target {
@@ -252,7 +262,10 @@ fn with_ours(path: &Path, text: &str, t: &Target) -> Result<String, CliError> {
     if !t.hooks.is_empty() {
         let hooks = obj.object_value_or_set("hooks");
         for (event, command) in &t.hooks {
-            let arg = EVENTS.iter().find(|(e, _)| e == event).map_or("", |(_, a)| *a);
+            let arg = EVENTS
+                .iter()
+                .find(|(e, _)| e == event)
+                .map_or("", |(_, a)| *a);
             let groups = hooks.array_value_or_set(event);
             let mut found = false;
             for group in groups.elements() {
@@ -261,7 +274,9 @@ fn with_ours(path: &Path, text: &str, t: &Target) -> Result<String, CliError> {
                 };
                 for h in handlers.elements() {
                     let Some(h) = h.as_object() else { continue };
-                    let Some(cmd) = string_at(&h, "command") else { continue };
+                    let Some(cmd) = string_at(&h, "command") else {
+                        continue;
+                    };
                     if &cmd == command {
                         found = true;
                     } else if is_ours(&cmd, arg)
@@ -388,7 +403,10 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), CliError> {
     let fail = |e: std::io::Error| failure(format!("cannot write {}: {e}", path.display()));
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(fail)?;
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.memdir-{}.tmp", std::process::id()));
     std::fs::write(&tmp, text).map_err(fail)?;
     if let Ok(m) = std::fs::metadata(path) {
@@ -419,7 +437,12 @@ fn diff(path: &Path, old: &str, new: &str) -> String {
 /// One file's planned change: its path, old text (if any) and new text (`None`: delete).
 type Plan = (PathBuf, Option<String>, Option<String>);
 
-fn apply(plans: &[Plan], dry_run: bool, record: &mut Record, installing: bool) -> Result<Vec<String>, CliError> {
+fn apply(
+    plans: &[Plan],
+    dry_run: bool,
+    record: &mut Record,
+    installing: bool,
+) -> Result<Vec<String>, CliError> {
     let mut lines = Vec::new();
     for (path, old, new) in plans {
         let shown = path.display();
@@ -429,7 +452,11 @@ fn apply(plans: &[Plan], dry_run: bool, record: &mut Record, installing: bool) -
             continue;
         }
         if dry_run {
-            lines.push(diff(path, before, new.as_deref().unwrap_or("")).trim_end().to_string());
+            lines.push(
+                diff(path, before, new.as_deref().unwrap_or(""))
+                    .trim_end()
+                    .to_string(),
+            );
             continue;
         }
         let key = path.to_string_lossy().into_owned();
@@ -481,7 +508,10 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     if !a.dry_run {
         save_record(&rec_path, &record)?;
         if a.client == Client::ClaudeCode && a.scope.project {
-            lines.push("Claude Code asks once before it starts a server from a project's .mcp.json.".into());
+            lines.push(
+                "Claude Code asks once before it starts a server from a project's .mcp.json."
+                    .into(),
+            );
         }
     }
     out(&lines.join("\n"))
@@ -545,7 +575,11 @@ mod tests {
         assert_eq!(v["model"], "opus");
         assert_eq!(v["mcpServers"]["memdir"]["args"][0], "mcp");
         assert_eq!(v["hooks"]["SessionStart"].as_array().unwrap().len(), 2);
-        assert_eq!(with_ours(p, &added, &target()).unwrap(), added, "idempotent");
+        assert_eq!(
+            with_ours(p, &added, &target()).unwrap(),
+            added,
+            "idempotent"
+        );
         let removed = without_ours(p, &added).unwrap();
         let back: Value = serde_json::from_str(&removed).unwrap();
         assert_eq!(back, serde_json::from_str::<Value>(&before).unwrap());
@@ -553,7 +587,10 @@ mod tests {
 
     #[test]
     fn knows_its_hook_commands() {
-        assert!(is_ours("MEMDIR_ROOT=/x '/a b/memdir' hook session-start", "session-start"));
+        assert!(is_ours(
+            "MEMDIR_ROOT=/x '/a b/memdir' hook session-start",
+            "session-start"
+        ));
         assert!(is_ours("memdir hook pre-compact", "pre-compact"));
         assert!(!is_ours("other hook pre-compact", "pre-compact"));
         assert!(!is_ours("memdir hook pre-compact", "session-start"));
