@@ -35,6 +35,8 @@ fn tool_list_names_every_tool_with_its_schema() {
             "memory_context",
             "memory_search",
             "memory_read",
+            "memory_links",
+            "memory_recent",
             "memory_write",
             "memory_edit",
             "memory_log",
