@@ -4,9 +4,9 @@
 //!
 //! ```
 //! use memdir_core::edit::{EditOp, apply};
-//! let text = "# Plan\nold step\n\n## Done\nx\n";
+//! let text = "# Plan\nold step\n\n# Done\nx\n";
 //! let out = apply(text, &EditOp::Section { heading: "Plan", new: "new step" }).unwrap();
-//! assert_eq!(out.text, "# Plan\nnew step\n\n## Done\nx\n");
+//! assert_eq!(out.text, "# Plan\nnew step\n\n# Done\nx\n");
 //! ```
 
 use crate::note::Note;
