@@ -25,6 +25,8 @@ TOOLS = [
     "memory_context",
     "memory_search",
     "memory_read",
+    "memory_links",
+    "memory_recent",
     "memory_write",
     "memory_edit",
     "memory_log",
@@ -90,7 +92,10 @@ async def exercise(c: Client, root: Path) -> None:
         "pattern", "mode", "regex", "since", "until", "path", "limit", "files"}
     assert set(by_name["memory_read"].input_schema["properties"]) == {"path", "start_line", "end_line"}
     assert set(by_name["memory_write"].input_schema["properties"]) == {"path", "content", "reason"}
-    assert set(by_name["memory_edit"].input_schema["properties"]) == {"path", "old", "new", "reason"}
+    assert set(by_name["memory_edit"].input_schema["properties"]) == {
+        "path", "old", "new", "expected_count", "append", "prepend", "section", "reason"}
+    assert set(by_name["memory_links"].input_schema["properties"]) == {"name", "depth"}
+    assert set(by_name["memory_recent"].input_schema["properties"]) == {"since", "path", "writer", "limit"}
     assert set(by_name["memory_log"].input_schema["properties"]) == {"text"}
     assert set(by_name["memory_scratch"].input_schema["properties"]) == {"name", "body", "ttl"}
     assert set(by_name["memory_offload"].input_schema["properties"]) == {"content", "label"}

@@ -72,7 +72,7 @@ pub enum Command {
     Read(cmd::read::Args),
     /// Create or replace a file
     Write(cmd::write::Args),
-    /// Replace exactly one occurrence of a text in a file
+    /// Change part of a file: replace a text, append or prepend a line, replace a section
     Edit(cmd::edit::Args),
     /// List a folder
     Ls(cmd::ls::Args),
@@ -112,6 +112,8 @@ pub enum Command {
     History(cmd::history::Args),
     /// Show who last changed each line of a file, and why
     Blame(cmd::blame::Args),
+    /// Show what changed recently, who changed it and why (`--since today`, `3d`, `last week`)
+    Recent(cmd::recent::Args),
     /// Revert a change with a new commit (never rewrites history)
     Undo(cmd::undo::Args),
     /// List, accept or reject proposals to change core memory
@@ -122,6 +124,10 @@ pub enum Command {
     Version(cmd::version::Args),
     /// Gates on irreversible actions: request, check, approve, verify the ledger
     Gate(cmd::gate::Args),
+    /// Register memdir with an agent host: MCP server and hooks (claude-code, cursor)
+    Install(cmd::install::Args),
+    /// Remove what `memdir install` added, and nothing else
+    Uninstall(cmd::install::UninstallArgs),
     /// Copy this memory into another store, byte for byte (`--to DIR|URL`)
     Export(cmd::export::Args),
     /// Copy a memory from another store into this one, byte for byte (`--from DIR|URL`)
@@ -151,6 +157,10 @@ pub struct Env {
     /// True when --writer or MEMDIR_WRITER named the writer; otherwise it is the folder's
     /// `[writers] main`.
     pub writer_given: bool,
+    /// `HOME`: where `memdir install` finds the user's agent settings.
+    pub home: Option<PathBuf>,
+    /// `XDG_STATE_HOME`: where `memdir install` records what it changed.
+    pub state_home: Option<PathBuf>,
 }
 
 impl Env {
@@ -327,6 +337,12 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
         reason: cli.reason.clone(),
         source_given,
         writer_given,
+        home: std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+        state_home: std::env::var_os("XDG_STATE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
     })
 }
 
@@ -411,11 +427,14 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Man(a) => cmd::man::run(a, env),
         Command::History(a) => cmd::history::run(a, env),
         Command::Blame(a) => cmd::blame::run(a, env),
+        Command::Recent(a) => cmd::recent::run(a, env),
         Command::Undo(a) => cmd::undo::run(a, env),
         Command::Review(a) => cmd::review::run(a, env),
         Command::Consolidate(a) => cmd::consolidate::run(a, env),
         Command::Version(a) => cmd::version::run(a, env),
         Command::Gate(a) => cmd::gate::run(a, env),
+        Command::Install(a) => cmd::install::run(a, env),
+        Command::Uninstall(a) => cmd::install::run_uninstall(a, env),
         Command::Export(a) => cmd::export::run(a, env),
         Command::Import(a) => cmd::import::run(a, env),
     }

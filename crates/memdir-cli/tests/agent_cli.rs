@@ -35,6 +35,8 @@ fn tool_list_names_every_tool_with_its_schema() {
             "memory_context",
             "memory_search",
             "memory_read",
+            "memory_links",
+            "memory_recent",
             "memory_write",
             "memory_edit",
             "memory_log",
@@ -210,7 +212,7 @@ fn mcp_over_stdio_with_raw_json_rpc() {
     rpc.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let list = rpc.recv();
     let tools = list["result"]["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 11);
+    assert_eq!(tools.len(), 13);
     let read = tools.iter().find(|t| t["name"] == "memory_read").unwrap();
     assert_eq!(read["annotations"]["readOnlyHint"], true);
     assert_eq!(read["annotations"]["openWorldHint"], false);

@@ -206,8 +206,9 @@ fn loaded_files_headings_nest_under_their_section() {
 #[test]
 fn a_note_over_the_index_cap_says_how_to_make_room() {
     let f = Fixture::new_no_git();
+    // 8 lines hold two notes, or (listing folders once notes outgrow it) two folders.
     f.put(".memdir/config.toml", "[index]\nmax_lines = 8\n");
-    for n in ["a", "b"] {
+    for n in ["a/n", "b/n"] {
         f.cmd()
             .args(["note", "new", n, "-d", "about it", "x"])
             .assert()
@@ -215,7 +216,7 @@ fn a_note_over_the_index_cap_says_how_to_make_room() {
     }
     let a = f
         .cmd()
-        .args(["note", "new", "c", "-d", "about it", "x"])
+        .args(["note", "new", "c/n", "-d", "about it", "x"])
         .assert()
         .code(2);
     let err = stderr(&a);

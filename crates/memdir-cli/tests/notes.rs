@@ -401,9 +401,10 @@ fn small_index_config(f: &Fixture, lines: usize) {
 #[test]
 fn a_note_that_would_take_the_index_over_its_cap_is_refused() {
     let f = Fixture::new();
-    // Header (3 lines) + blank, heading, blank + one line per note: 9 lines hold 3 notes.
+    // Header (3 lines) + blank, heading, blank + one line per note: 9 lines hold 3 notes; past
+    // that the index lists folders (3 lines of text + blank, heading, blank + one per folder).
     small_index_config(&f, 9);
-    for n in ["a", "b", "c"] {
+    for n in ["a/n", "b/n", "c/n"] {
         f.cmd()
             .args(["note", "new", n, "-d", "fits"])
             .assert()
@@ -411,23 +412,44 @@ fn a_note_that_would_take_the_index_over_its_cap_is_refused() {
     }
     let a = f
         .cmd()
-        .args(["note", "new", "d", "-d", "one too many"])
+        .args(["note", "new", "d/n", "-d", "one folder too many"])
         .assert()
         .code(2);
     let err = stderr(&a);
     assert!(err.contains("MEMORY.md (the index"), "{err}");
     assert!(err.contains("over its cap of 9 lines"), "{err}");
-    assert!(!f.exists("notes/d.md"));
+    assert!(!f.exists("notes/d/n.md"));
     // Changing a note in place, and removing one, are never refused.
     f.cmd()
-        .args(["note", "new", "c", "-d", "still fits", "--force"])
+        .args(["note", "new", "c/n", "-d", "still fits", "--force"])
         .assert()
         .success();
-    f.cmd().args(["rm", "notes/c.md"]).assert().success();
+    f.cmd().args(["rm", "notes/c/n.md"]).assert().success();
     f.cmd()
-        .args(["note", "new", "d", "-d", "fits now"])
+        .args(["note", "new", "d/n", "-d", "fits now"])
         .assert()
         .success();
+    // A fourth note in a folder that has notes splits the index into folders instead.
+    f.cmd()
+        .args(["note", "new", "a/m", "-d", "splits"])
+        .assert()
+        .success();
+    let root = f.get("MEMORY.md");
+    assert!(
+        root.contains("- [notes/a/](notes/a/MEMORY.md) — 2 notes (other 2); recent: a/m, a/n\n"),
+        "{root}"
+    );
+    assert!(
+        f.get("notes/a/MEMORY.md")
+            .contains("- [a/m](notes/a/m.md) — splits\n")
+    );
+    // And back: removing it makes the flat index fit again; the folder indexes go.
+    f.cmd().args(["rm", "notes/a/m.md"]).assert().success();
+    assert!(
+        f.get("MEMORY.md")
+            .contains("- [a/n](notes/a/n.md) — fits\n")
+    );
+    assert!(!f.exists("notes/a/MEMORY.md"));
 }
 
 #[test]

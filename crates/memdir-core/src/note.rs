@@ -446,7 +446,7 @@ fn date_as_text<S: serde::Serializer>(d: &Option<Date>, s: S) -> Result<S::Ok, S
     }
 }
 
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -560,6 +560,14 @@ pub const EXTERNAL_GROUP: &str = "from external sources (untrusted)";
 /// [`EXTERNAL_GROUP`] inside one untrusted block, so their names and descriptions are never read
 /// as instructions. The same notes always give the same bytes.
 pub fn render_index(entries: &[IndexEntry]) -> String {
+    let mut out = String::from(INDEX_HEADER);
+    out.push_str(&render_groups(entries));
+    out
+}
+
+/// The grouped lines of an index without its header: what [`render_index`] puts after
+/// [`INDEX_HEADER`], and what a folder's index lists.
+pub fn render_groups(entries: &[IndexEntry]) -> String {
     let mut sorted: Vec<&IndexEntry> = entries.iter().filter(|e| !e.external).collect();
     sorted.sort_by(|a, b| {
         group_rank(a.kind.as_deref())
@@ -567,7 +575,7 @@ pub fn render_index(entries: &[IndexEntry]) -> String {
             .then_with(|| a.name.cmp(&b.name))
             .then_with(|| a.path.cmp(&b.path))
     });
-    let mut out = String::from(INDEX_HEADER);
+    let mut out = String::new();
     let mut current: Option<String> = None;
     for e in sorted {
         let group = group_title(e.kind.as_deref());
@@ -656,14 +664,14 @@ pub fn parse_index(text: &str) -> Option<Vec<IndexEntry>> {
     (render_index(&entries) == text).then_some(entries)
 }
 
-fn group_title(kind: Option<&str>) -> String {
+pub(crate) fn group_title(kind: Option<&str>) -> String {
     match kind.map(str::trim).filter(|k| !k.is_empty()) {
         Some(k) => one_line(k),
         None => UNTYPED.to_string(),
     }
 }
 
-fn group_rank(kind: Option<&str>) -> (usize, String) {
+pub(crate) fn group_rank(kind: Option<&str>) -> (usize, String) {
     match kind.map(str::trim).filter(|k| !k.is_empty()) {
         Some(k) => match TYPE_ORDER.iter().position(|t| *t == k) {
             Some(i) => (i, String::new()),

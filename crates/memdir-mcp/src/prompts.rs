@@ -1,15 +1,17 @@
-//! The texts memdir hands to agents: server instructions and the save-before-compaction turn.
+//! The texts memdir hands to agents: the usage guide (also the server instructions) and the
+//! save-before-compaction turn.
 
-/// What an MCP client shows the model about this server (the `instructions` of `initialize`).
-pub const INSTRUCTIONS: &str = "\
-memdir is your long-term memory, kept as plain Markdown files in layers:
-- core.md: always loaded and capped in size; only durable facts every session needs. Edit it with memory_edit (replace, don't pile up).
-- log/YYYY-MM-DD.md: today's append-only log. Record decisions, facts learned and open threads with memory_log, one line each.
-- scratch/: short-lived notes that expire (memory_scratch with a ttl such as 2h).
-- everything else (notes/, offload/, archive/): read with memory_read, find with memory_search, write with memory_write.
-Start a session with memory_context. Park large tool outputs with memory_offload and read them back by line range. \
-Before your context is compacted, save what matters (prompt save-before-compaction). \
-Paths are relative to the memory folder; /memories/... also works, and the `memory` tool speaks the Anthropic memory tool protocol.";
+/// The usage guide for agents: the layers, when to log vs note vs core, how to find things.
+/// One text, kept in `guide.md`; the README carries the same text (a test holds them equal),
+/// the server sends it as its instructions and serves it as the resource [`GUIDE_URI`].
+pub const GUIDE: &str = include_str!("guide.md");
+
+/// The resource URI of [`GUIDE`].
+pub const GUIDE_URI: &str = "memdir://guide";
+
+/// What an MCP client shows the model about this server (the `instructions` of `initialize`):
+/// the guide itself, so a model that never reads resources still gets it.
+pub const INSTRUCTIONS: &str = GUIDE;
 
 /// The silent turn an agent runs just before its context is compacted or cleared.
 pub const FLUSH: &str = "\
@@ -24,3 +26,36 @@ This turn is silent: do not address the user. When done, or if nothing needs sav
 
 /// The name of the MCP prompt that carries [`FLUSH`].
 pub const FLUSH_PROMPT_NAME: &str = "save-before-compaction";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README shows the guide word for word between its markers, so the two never drift.
+    #[test]
+    fn the_readme_carries_the_guide() {
+        let readme = include_str!("../../../README.md");
+        let start = "<!-- agent guide: crates/memdir-mcp/src/guide.md -->\n";
+        let end = "<!-- end of agent guide -->";
+        let from = readme.find(start).map(|i| i + start.len());
+        let to = readme.find(end);
+        assert!(
+            from.is_some() && to.is_some(),
+            "README.md lacks the guide markers"
+        );
+        let shown = &readme[from.unwrap_or(0)..to.unwrap_or(0)];
+        assert_eq!(
+            shown, GUIDE,
+            "README.md's agent guide differs from guide.md: copy it over"
+        );
+        assert!(GUIDE.contains("memdir is your long-term memory"));
+        for tool in crate::tools::names() {
+            if tool.starts_with("memory_") {
+                assert!(
+                    GUIDE.contains(&format!("`{tool}`")),
+                    "the guide does not mention {tool}"
+                );
+            }
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! today's log) and the save-before-compaction prompt. Used by both transports: stdio here,
 //! streamable HTTP in [`crate::http`].
 
-use crate::prompts::{FLUSH, FLUSH_PROMPT_NAME, INSTRUCTIONS};
+use crate::prompts::{FLUSH, FLUSH_PROMPT_NAME, GUIDE, GUIDE_URI, INSTRUCTIONS};
 use crate::tools::{ToolSpec, Tools, specs};
 use memdir::CORE_FILE;
 use memdir_core::log::log_path;
@@ -139,6 +139,10 @@ impl ServerHandler for MemdirServer {
                 .with_title(format!("Today's log ({})", self.today_log()))
                 .with_description("Today's append-only log.")
                 .with_mime_type("text/markdown"),
+            Resource::new(GUIDE_URI, "guide")
+                .with_title("How to use memdir")
+                .with_description("The layers, when to log vs note vs core, how to find things.")
+                .with_mime_type("text/markdown"),
         ];
         if self.read_text(INDEX_FILE)?.is_some() {
             out.insert(
@@ -159,6 +163,7 @@ impl ServerHandler for MemdirServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let text = match request.uri.as_str() {
             URI_CORE => self.read_text(CORE_FILE)?.unwrap_or_default(),
+            GUIDE_URI => GUIDE.to_string(),
             // Shown as the context shows it, so external entries stay fenced.
             URI_TODAY => {
                 let mem = self.tools.memory();
@@ -174,7 +179,9 @@ impl ServerHandler for MemdirServer {
             })?,
             other => {
                 return Err(ErrorData::resource_not_found(
-                    format!("no resource {other}: use {URI_CORE}, {URI_INDEX} or {URI_TODAY}"),
+                    format!(
+                        "no resource {other}: use {URI_CORE}, {URI_INDEX}, {URI_TODAY} or {GUIDE_URI}"
+                    ),
                     None,
                 ));
             }

@@ -9,6 +9,7 @@ use crate::offload;
 use crate::{ToolText, anthropic};
 use memdir::search::{DEFAULT_AGENT_MAX_BYTES, Mode, SearchRequest};
 use memdir::{EntryKind, Memory};
+use memdir_core::edit::EditOp;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -86,15 +87,50 @@ pub fn specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "memory_read",
             title: "Read a memory file",
-            description: "Returns a file's text, or lists a folder. Long files are cut at 16000 characters with a note saying which start_line continues; use start_line/end_line (1-based, inclusive) to read a part, e.g. around a search hit.",
+            description: "Returns a file's text, or lists a folder. path is a path, or a note's name as a link names it (payment-retry-policy or [[payment-retry-policy]]: frontmatter name, then file name, then path). Long files are cut at 16000 characters with a note saying which start_line continues; use start_line/end_line (1-based, inclusive) to read a part, e.g. around a search hit.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
-                    "path": path,
+                    "path": {"type": "string", "description": "A path inside the memory folder (notes/people.md, /memories/notes/people.md), or a note's name: payment-retry-policy or [[payment-retry-policy]]."},
                     "start_line": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)."},
                     "end_line": {"type": "integer", "minimum": 1, "description": "Last line to return (inclusive)."}
                 },
                 "required": ["path"],
+                "additionalProperties": false
+            }),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolSpec {
+            name: "memory_links",
+            title: "A note and the notes around it",
+            description: "Returns a note (by name, [[name]] or path) with the notes it links to and the notes that link to it, each with its description, and theirs up to depth steps (default 1, at most 3; at most 50 notes). One call to gather the context around a note before reading the ones that matter with memory_read.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The note: its name (payment-retry-policy), [[payment-retry-policy]], or its path."},
+                    "depth": {"type": "integer", "minimum": 0, "maximum": 3, "description": "How many link steps to follow (default 1)."}
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolSpec {
+            name: "memory_recent",
+            title: "Recent changes to memory",
+            description: "What changed in memory, who changed it and why, newest first: from the history (one line per change: time, writer, what, why, change id), or from file modification times where no history is kept. Narrow with since (today, yesterday, 3d, 2w, 6h, last week, or YYYY-MM-DD), path (a file or folder), writer and limit (default 20).",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "since": {"type": "string", "description": "Only changes since: today, yesterday, 3d, 2w, 6h, 30m, last week, last month or YYYY-MM-DD."},
+                    "path": {"type": "string", "description": "Only changes to this file or folder, e.g. core.md or notes/."},
+                    "writer": {"type": "string", "description": "Only changes by this writer."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "The most changes to return (default 20)."}
+                },
                 "additionalProperties": false
             }),
             read_only: true,
@@ -122,16 +158,20 @@ pub fn specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "memory_edit",
             title: "Edit a memory file",
-            description: "Replaces exactly one occurrence of old with new in a file. old must appear exactly once: copy it verbatim from memory_read, with enough surrounding text to be unique. Use new=\"\" to delete the text. The usual way to update core.md.",
+            description: "Changes part of a file in one atomic step, without copying it back. Give path and one of: append (a line added at the end, e.g. a new item of a list); prepend (a line added at the start, after a note's frontmatter); section + new (replace the body under the Markdown heading whose text is section, up to the next heading of the same level); old + new (replace exact text: old must occur exactly once, or exactly expected_count times to replace them all; copy it verbatim from memory_read; new=\"\" deletes it). The usual way to update core.md, which is capped.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
                     "path": path,
-                    "old": {"type": "string", "description": "The exact text to replace; must occur exactly once."},
-                    "new": {"type": "string", "description": "The replacement text (may be empty)."},
+                    "append": {"type": "string", "description": "A line (or lines) to add at the end of the file."},
+                    "prepend": {"type": "string", "description": "A line (or lines) to add at the start of the file (after a note's frontmatter)."},
+                    "section": {"type": "string", "description": "The text of a Markdown heading, e.g. Status: its body is replaced by new."},
+                    "old": {"type": "string", "description": "The exact text to replace; must occur exactly once (or expected_count times)."},
+                    "new": {"type": "string", "description": "With old: the replacement (may be empty). With section: the section's new body."},
+                    "expected_count": {"type": "integer", "minimum": 1, "description": "With old: how many occurrences there are; all of them are replaced (default 1)."},
                     "reason": reason
                 },
-                "required": ["path", "old", "new"],
+                "required": ["path"],
                 "additionalProperties": false
             }),
             read_only: false,
@@ -280,6 +320,22 @@ struct ReadArgs {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct LinksArgs {
+    name: String,
+    depth: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecentArgs {
+    since: Option<String>,
+    path: Option<String>,
+    writer: Option<String>,
+    limit: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct WriteArgs {
     path: String,
     content: String,
@@ -290,8 +346,12 @@ struct WriteArgs {
 #[serde(deny_unknown_fields)]
 struct EditArgs {
     path: String,
-    old: String,
-    new: String,
+    append: Option<String>,
+    prepend: Option<String>,
+    section: Option<String>,
+    old: Option<String>,
+    new: Option<String>,
+    expected_count: Option<u64>,
     reason: Option<String>,
 }
 
@@ -388,6 +448,8 @@ impl Tools {
             "memory_context" => self.context(arguments),
             "memory_search" => self.search(arguments),
             "memory_read" => self.read(arguments),
+            "memory_links" => self.links(arguments),
+            "memory_recent" => self.recent(arguments),
             "memory_write" => self.write(arguments),
             "memory_edit" => self.edit(arguments),
             "memory_log" => self.log(arguments),
@@ -467,7 +529,8 @@ impl Tools {
     }
 
     fn read(&self, v: Value) -> Result<ToolText, ToolText> {
-        let a: ReadArgs = args("memory_read", v)?;
+        let mut a: ReadArgs = args("memory_read", v)?;
+        a.path = self.mem.resolve_note(&a.path).map_err(fail)?;
         let listing = self.mem.ls(&a.path).map_err(fail)?;
         let is_file = matches!(listing.as_slice(), [e] if e.kind == EntryKind::File
             && memdir_core::path::MemPath::parse(&a.path).is_ok_and(|p| p == e.path));
@@ -497,6 +560,36 @@ impl Tools {
         Ok(read_range(&shown(&a.path), &text, a.start_line, a.end_line))
     }
 
+    fn links(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: LinksArgs = args("memory_links", v)?;
+        let depth = usize::try_from(a.depth.unwrap_or(1)).unwrap_or(usize::MAX);
+        let g = self.mem.link_graph(&a.name, depth).map_err(fail)?;
+        Ok(ToolText::ok(render_graph(&g)))
+    }
+
+    fn recent(&self, v: Value) -> Result<ToolText, ToolText> {
+        let a: RecentArgs = args("memory_recent", v)?;
+        let since = a
+            .since
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| memdir::recent::parse_window(s, &self.mem.clock().now()))
+            .transpose()
+            .map_err(ToolText::error)?;
+        let q = memdir::recent::RecentQuery {
+            since,
+            path: a.path,
+            writer: a.writer.filter(|w| !w.trim().is_empty()),
+            limit: a.limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
+        };
+        let r = self.mem.recent(&q).map_err(fail)?;
+        Ok(ToolText::ok(format!(
+            "changes ({}), newest first:\n{}",
+            r.from,
+            r.render()
+        )))
+    }
+
     fn write(&self, v: Value) -> Result<ToolText, ToolText> {
         let a: WriteArgs = args("memory_write", v)?;
         self.mem
@@ -513,14 +606,13 @@ impl Tools {
 
     fn edit(&self, v: Value) -> Result<ToolText, ToolText> {
         let a: EditArgs = args("memory_edit", v)?;
-        self.mem
+        let op = edit_op(&a).map_err(ToolText::error)?;
+        let done = self
+            .mem
             .with_reason(a.reason.as_deref())
-            .edit(&a.path, &a.old, &a.new)
+            .edit_with(&a.path, &op)
             .map_err(fail)?;
-        Ok(ToolText::ok(format!(
-            "edited {}: replaced the one occurrence",
-            shown(&a.path)
-        )))
+        Ok(ToolText::ok(format!("edited {}: {done}", shown(&a.path))))
     }
 
     fn log(&self, v: Value) -> Result<ToolText, ToolText> {
@@ -596,6 +688,107 @@ impl Tools {
         let r = offload::offload(&self.mem, &a.content, a.label.as_deref()).map_err(fail)?;
         Ok(ToolText::ok(r.render()))
     }
+}
+
+/// A link graph as a model reads it: the note, then one line per note around it, with how it
+/// was reached and its description; names and descriptions of external notes are fenced.
+pub fn render_graph(g: &memdir::notes::LinkGraph) -> String {
+    let line = |n: &memdir::notes::GraphNode| {
+        let mut l = n.path.clone();
+        if let Some(name) = &n.name {
+            l.push_str(&format!(" ({name})"));
+        }
+        if let Some(d) = &n.description {
+            l.push_str(&format!(" — {d}"));
+        }
+        l
+    };
+    let mut out = String::new();
+    for n in &g.nodes {
+        let text = match (n.relation, &n.via) {
+            (Some(rel), Some(via)) => {
+                let how = if rel == "outgoing" {
+                    format!("linked from {via}")
+                } else {
+                    format!("links to {via}")
+                };
+                format!("- depth {} ({how}): {}\n", n.depth, line(n))
+            }
+            _ => format!("{}\n", line(n)),
+        };
+        if n.external {
+            out.push_str(&memdir_core::context::fence_untrusted(&text));
+        } else {
+            out.push_str(&text);
+        }
+        if n.depth == 0 && g.nodes.len() == 1 {
+            out.push_str("(no links to or from other notes)\n");
+        }
+    }
+    for b in &g.broken {
+        out.push_str(&format!("- broken link: {b}\n"));
+    }
+    if g.truncated {
+        out.push_str(&format!(
+            "(stopped at {} notes: ask with a smaller depth, or follow one note at a time)\n",
+            memdir::notes::GRAPH_MAX_NODES
+        ));
+    }
+    out
+}
+
+/// The one edit `memory_edit`'s arguments ask for, or why they do not name exactly one.
+fn edit_op(a: &EditArgs) -> Result<EditOp<'_>, String> {
+    let given: Vec<&str> = [
+        ("append", a.append.is_some()),
+        ("prepend", a.prepend.is_some()),
+        ("section", a.section.is_some()),
+        ("old", a.old.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(n, on)| on.then_some(n))
+    .collect();
+    if given.len() != 1 {
+        return Err(format!(
+            "memory_edit needs exactly one of append, prepend, section (with new) or old (with new){}",
+            if given.is_empty() {
+                String::new()
+            } else {
+                format!(", not {}", given.join(" and "))
+            }
+        ));
+    }
+    if a.expected_count.is_some() && a.old.is_none() {
+        return Err("expected_count goes with old and new: leave it out for this edit".into());
+    }
+    let new = || {
+        a.new.as_deref().ok_or_else(|| {
+            format!(
+                "{} needs new: the replacement text (\"\" to delete)",
+                given[0]
+            )
+        })
+    };
+    Ok(match (&a.append, &a.prepend, &a.section, &a.old) {
+        (Some(t), ..) | (_, Some(t), ..) if a.new.is_some() => {
+            return Err(format!(
+                "new goes with section or old, not with {}: leave it out",
+                given[0]
+            ));
+        }
+        (Some(t), ..) => EditOp::Append(t),
+        (_, Some(t), ..) => EditOp::Prepend(t),
+        (_, _, Some(h), _) => EditOp::Section {
+            heading: h,
+            new: new()?,
+        },
+        (_, _, _, Some(o)) => EditOp::Replace {
+            old: o,
+            new: new()?,
+            expected: usize::try_from(a.expected_count.unwrap_or(1)).unwrap_or(usize::MAX),
+        },
+        _ => return Err("memory_edit needs one of append, prepend, section or old".into()),
+    })
 }
 
 /// A gate's answer: its JSON object, then one line saying what to do. A denial is an error

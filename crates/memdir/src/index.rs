@@ -7,6 +7,7 @@ use crate::notes::{NoteFile, read_text, scan};
 use crate::store::{LockName, Precondition};
 use memdir_core::caps::{Cap, CapExceeded, Size};
 use memdir_core::context::{Fill, Section, nest_headings, units};
+use memdir_core::layout::{Dated, Layout, is_generated_folder_index, layout};
 use memdir_core::note::{INDEX_FILE, IndexEntry, Note, parse_index, render_index};
 use memdir_core::path::MemPath;
 use memdir_core::state::STATE_FILE;
@@ -66,28 +67,88 @@ pub(crate) fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
 }
 
 fn write_index(mem: &Memory, files: &[NoteFile]) -> Result<IndexReport, Error> {
-    let listed = entries(files);
-    let text = render_index(&listed);
-    let path = mp(INDEX_FILE);
-    let current = read_text(mem.store().as_ref(), &path)?;
-    // No index appears until some note can be listed; an existing one is always kept current.
-    let changed =
-        current.as_deref() != Some(text.as_str()) && (!listed.is_empty() || current.is_some());
-    if changed {
-        mem.store().write(&path, text.as_bytes())?;
-    }
+    let listed = dated(files);
+    let planned = layout(&listed, mem.config().index.cap());
+    let changed = save_layout(mem, files, &planned, !listed.is_empty())?;
     Ok(IndexReport {
         path: INDEX_FILE.to_string(),
         listed: listed.len(),
         unlisted: files
             .iter()
-            .filter(|f| f.is_note && !f.note.is_indexable())
+            .filter(|f| f.is_note && !f.note.is_indexable() && !is_folder_index(f))
             .map(|f| f.path.to_string())
             .collect(),
-        size: Size::of(&text),
+        size: Size::of(&planned.root),
         cap: mem.config().index.cap(),
         changed,
     })
+}
+
+/// True for a folder index memdir generated (it is a `.md` file, but never a note's content).
+pub(crate) fn is_folder_index(f: &NoteFile) -> bool {
+    is_generated_folder_index(f.path.as_str(), &f.text)
+}
+
+/// Every listable note with its date, for the layout.
+pub fn dated(files: &[NoteFile]) -> Vec<Dated> {
+    files
+        .iter()
+        .filter(|f| f.is_note && f.note.is_indexable())
+        .map(|f| Dated {
+            entry: entry(&f.path, &f.note),
+            date: note_date(&f.note),
+        })
+        .collect()
+}
+
+fn note_date(note: &Note) -> Option<String> {
+    note.meta
+        .updated
+        .clone()
+        .or_else(|| note.meta.created.clone())
+}
+
+/// Writes the planned index files: each folder's (never over a file a person wrote there),
+/// removes generated folder indexes no longer planned, then `MEMORY.md` last, so a reader never
+/// meets a root that points at folder indexes not yet written. Returns true when any changed.
+fn save_layout(
+    mem: &Memory,
+    files: &[NoteFile],
+    planned: &Layout,
+    has_entries: bool,
+) -> Result<bool, Error> {
+    let store = mem.store();
+    let mut changed = false;
+    let existing: std::collections::HashMap<&str, &NoteFile> = files
+        .iter()
+        .filter(|f| f.path.as_str().ends_with(INDEX_FILE))
+        .map(|f| (f.path.as_str(), f))
+        .collect();
+    for (path, text) in &planned.folders {
+        match existing.get(path.as_str()) {
+            Some(f) if f.text == *text => continue,
+            // A person's own file of that name stays; lint says so.
+            Some(f) if !is_folder_index(f) => continue,
+            _ => {}
+        }
+        store.write(&MemPath::parse_file(path)?, text.as_bytes())?;
+        changed = true;
+    }
+    for f in existing.values() {
+        if is_folder_index(f) && !planned.folders.iter().any(|(p, _)| p == f.path.as_str()) {
+            match store.remove(&f.path) {
+                Ok(()) | Err(crate::store::StoreError::NotFound(_)) => changed = true,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    let current = read_text(store.as_ref(), &mp(INDEX_FILE))?;
+    // No index appears until some note can be listed; an existing one is always kept current.
+    if current.as_deref() != Some(planned.root.as_str()) && (has_entries || current.is_some()) {
+        store.write(&mp(INDEX_FILE), planned.root.as_bytes())?;
+        changed = true;
+    }
+    Ok(changed)
 }
 
 /// Writes a note and updates the index, refusing the write when it would take the index over its
@@ -102,54 +163,126 @@ pub(crate) fn write_note(
     pre: &Precondition,
 ) -> Result<(), Error> {
     let _lock = mem.store().lock(LockName::Index)?;
-    let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
-    let before = match current.as_deref().and_then(parse_index) {
-        Some(listed) => listed,
-        None => entries(&scan(mem.store().as_ref())?),
-    };
-    let mut after = before.clone();
-    replace_entry(&mut after, path, Some(content));
-    let (before_text, after_text) = (render_index(&before), render_index(&after));
     let cap = mem.config().index.cap();
-    let (old, new) = (Size::of(&before_text), Size::of(&after_text));
-    if cap.check(INDEX_FILE, &before_text, &after_text).is_err()
-        && (new.lines > old.lines || new.bytes > old.bytes)
-    {
-        return Err(CapExceeded {
-            file: format!("{INDEX_FILE} (the index, if {path} were written)"),
-            cap,
-            current: old,
-            new,
-            fix: format!(
-                "{INDEX_FILE} is generated, so make room among the notes: merge this note into \
-                 another (`memdir edit`), move an old note out of the index \
-                 (`memdir mv notes/x.md archive/notes/x.md`), or delete one (`memdir rm notes/x.md`)"
-            ),
+    let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
+    // The fast path: a flat index memdir wrote, which still fits with this note's line.
+    if let Some(before) = current.as_deref().and_then(parse_index) {
+        let mut after = before.clone();
+        replace_entry(&mut after, path, Some(content));
+        let after_text = render_index(&after);
+        if fits(cap, &after_text) {
+            mem.store().write_if(path, content.as_bytes(), pre)?;
+            return save_index(mem, current.as_deref(), &after_text, !after.is_empty());
         }
-        .into());
     }
+    // Otherwise from every note: the layout before and after this write, folders past the cap.
+    let files = scan(mem.store().as_ref())?;
+    let before = dated(&files);
+    let mut after = before.clone();
+    after.retain(|d| d.entry.path != path.as_str());
+    if memdir_core::note::is_note_path(path.as_str()) {
+        let note = Note::parse(content);
+        if note.is_indexable() {
+            after.push(Dated {
+                entry: entry(path, &note),
+                date: note_date(&note),
+            });
+        }
+    }
+    let (old_layout, new_layout) = (layout(&before, cap), layout(&after, cap));
+    refuse_growth(
+        cap,
+        &old_layout.root,
+        &new_layout.root,
+        &format!("if {path} were written"),
+    )?;
     mem.store().write_if(path, content.as_bytes(), pre)?;
-    save_index(mem, current.as_deref(), &after_text, !after.is_empty())
+    // The written note replaces its old text among the files the layout is saved against.
+    let files: Vec<NoteFile> = files.into_iter().filter(|f| f.path != *path).collect();
+    save_layout(mem, &files, &new_layout, !after.is_empty()).map(drop)
+}
+
+fn fits(cap: Cap, text: &str) -> bool {
+    let s = Size::of(text);
+    s.lines <= cap.max_lines && s.bytes <= cap.max_bytes
+}
+
+/// Refuses a change that would take `MEMORY.md` past its cap even listing folders; a change
+/// that keeps it the same size or shrinks it is always allowed.
+fn refuse_growth(cap: Cap, before: &str, after: &str, what: &str) -> Result<(), Error> {
+    let (old, new) = (Size::of(before), Size::of(after));
+    if fits(cap, after) || (new.lines <= old.lines && new.bytes <= old.bytes) {
+        return Ok(());
+    }
+    Err(CapExceeded {
+        file: format!("{INDEX_FILE} (the index, {what})"),
+        cap,
+        current: old,
+        new,
+        fix: format!(
+            "{INDEX_FILE} is generated and lists folders once notes outgrow it, so make room: put the note in a folder that has notes, merge this note into another (`memdir edit`), move an old note out of the index (`memdir mv notes/x.md archive/notes/x.md`), or delete one (`memdir rm notes/x.md`)"
+        ),
+    }
+    .into())
+}
+
+/// Refuses a move that would take `MEMORY.md` past its cap (a note into a new folder when the
+/// index lists folders and is full); checked before anything moves.
+pub(crate) fn check_move(mem: &Memory, from: &MemPath, to: &MemPath) -> Result<(), Error> {
+    let _lock = mem.store().lock(LockName::Index)?;
+    let cap = mem.config().index.cap();
+    let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
+    if current.as_deref().and_then(parse_index).is_some() {
+        // A flat index memdir wrote fits its cap: after a move it still fits, or it splits
+        // into folders, whose lines are no more than the notes' were.
+        return Ok(());
+    }
+    let files = scan(mem.store().as_ref())?;
+    let before = dated(&files);
+    let prefix = format!("{}/", from.as_str());
+    let after: Vec<Dated> = before
+        .iter()
+        .filter_map(|d| {
+            let p = d.entry.path.as_str();
+            let moved = if p == from.as_str() {
+                to.to_string()
+            } else if let Some(rest) = p.strip_prefix(&prefix) {
+                format!("{to}/{rest}")
+            } else {
+                return Some(d.clone());
+            };
+            memdir_core::note::is_note_path(&moved).then(|| {
+                let mut d = d.clone();
+                d.entry.path = moved;
+                d
+            })
+        })
+        .collect();
+    refuse_growth(
+        cap,
+        &layout(&before, cap).root,
+        &layout(&after, cap).root,
+        &format!("if {from} moved to {to}"),
+    )
 }
 
 /// Updates the index after files were deleted or moved: each path with its new text (`None` when
-/// it is gone). Falls back to a full rebuild when the index is not memdir's own output.
+/// it is gone). Falls back to a full rebuild when the index is not memdir's own flat output, or
+/// when the change makes it outgrow its cap.
 pub(crate) fn update(mem: &Memory, changes: &[(MemPath, Option<String>)]) -> Result<(), Error> {
     let _lock = mem.store().lock(LockName::Index)?;
     let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
-    let Some(mut listed) = current.as_deref().and_then(parse_index) else {
-        let files = scan(mem.store().as_ref())?;
-        return write_index(mem, &files).map(|_| ());
-    };
-    for (path, text) in changes {
-        replace_entry(&mut listed, path, text.as_deref());
+    if let Some(mut listed) = current.as_deref().and_then(parse_index) {
+        for (path, text) in changes {
+            replace_entry(&mut listed, path, text.as_deref());
+        }
+        let text = render_index(&listed);
+        if fits(mem.config().index.cap(), &text) {
+            return save_index(mem, current.as_deref(), &text, !listed.is_empty());
+        }
     }
-    save_index(
-        mem,
-        current.as_deref(),
-        &render_index(&listed),
-        !listed.is_empty(),
-    )
+    let files = scan(mem.store().as_ref())?;
+    write_index(mem, &files).map(drop)
 }
 
 /// Drops the index line of `path`, then adds one for `text` when it is a listable note.

@@ -30,6 +30,7 @@ pub mod memstore;
 pub mod notes;
 pub mod proposals;
 pub mod provenance;
+pub mod recent;
 pub mod search;
 pub mod store;
 mod trust;

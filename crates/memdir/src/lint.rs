@@ -106,7 +106,12 @@ impl Memory {
         check_links(&files, &mut out);
         check_external(&files, &mut out);
         let index = read_text(store, &mp(INDEX_FILE))?;
-        check_index(&files, index.as_deref(), &mut out);
+        check_index(
+            &files,
+            index.as_deref(),
+            self.config().index.cap(),
+            &mut out,
+        );
         let cfg = self.config();
         let core = read_text(store, &mp(CORE_FILE))?;
         let state = read_text(store, &mp(STATE_FILE))?;
@@ -303,7 +308,7 @@ fn check_frontmatter(files: &[NoteFile], out: &mut Out) {
                 "fix the YAML between the `---` lines; quote values that hold `: ` or start with a symbol",
             );
         }
-        if !f.note.errors.is_empty() {
+        if !f.note.errors.is_empty() || crate::index::is_folder_index(f) {
             continue;
         }
         match &f.note.frontmatter {
@@ -420,7 +425,7 @@ fn suggest_name(target: &str) -> String {
     slug.trim_matches('-').to_string()
 }
 
-fn check_index(files: &[NoteFile], index: Option<&str>, out: &mut Out) {
+fn check_index(files: &[NoteFile], index: Option<&str>, cap: Cap, out: &mut Out) {
     let expected = entries(files);
     let Some(index) = index else {
         if !expected.is_empty() {
@@ -435,6 +440,11 @@ fn check_index(files: &[NoteFile], index: Option<&str>, out: &mut Out) {
         }
         return;
     };
+    let planned = memdir_core::layout::layout(&crate::index::dated(files), cap);
+    if planned.by_folder() {
+        check_folder_layout(files, index, &planned, out);
+        return;
+    }
     let present: HashSet<&str> = index.lines().collect();
     let mut wanted: HashSet<String> = HashSet::new();
     for e in &expected {
@@ -459,6 +469,66 @@ fn check_index(files: &[NoteFile], index: Option<&str>, out: &mut Out) {
                 Severity::Warning,
                 "stale-index",
                 "this line matches no note as it is now".to_string(),
+                "run `memdir index`",
+            );
+        }
+    }
+}
+
+/// An index that lists folders: the root and every folder's index must be what the notes give.
+fn check_folder_layout(
+    files: &[NoteFile],
+    index: &str,
+    planned: &memdir_core::layout::Layout,
+    out: &mut Out,
+) {
+    if index != planned.root {
+        out.push(
+            INDEX_FILE,
+            1,
+            Severity::Warning,
+            "stale-index",
+            format!("{INDEX_FILE} does not list the folders as the notes are now"),
+            "run `memdir index`",
+        );
+    }
+    for (path, text) in &planned.folders {
+        match files.iter().find(|f| f.path.as_str() == path) {
+            None => out.push(
+                path,
+                1,
+                Severity::Warning,
+                "not-in-index",
+                "this folder's index is missing, so its notes are not listed".to_string(),
+                "run `memdir index`",
+            ),
+            Some(f) if !crate::index::is_folder_index(f) => out.push(
+                path,
+                1,
+                Severity::Warning,
+                "folder-index-taken",
+                "a file that memdir did not generate has the name of this folder's index, so its notes are not listed".to_string(),
+                "rename that file, then run `memdir index`",
+            ),
+            Some(f) if f.text != *text => out.push(
+                path,
+                1,
+                Severity::Warning,
+                "stale-index",
+                "this folder's index does not list its notes as they are now".to_string(),
+                "run `memdir index`",
+            ),
+            Some(_) => {}
+        }
+    }
+    for f in files.iter().filter(|f| crate::index::is_folder_index(f)) {
+        if !planned.folders.iter().any(|(p, _)| p == f.path.as_str()) {
+            out.push(
+                f.path.as_str(),
+                1,
+                Severity::Warning,
+                "stale-index",
+                "a generated folder index no longer needed".to_string(),
                 "run `memdir index`",
             );
         }

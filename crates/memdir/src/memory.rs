@@ -10,6 +10,7 @@ use crate::provenance::{Actor, Source};
 use crate::store::{Entry, EntryKind, LockName, Precondition, Store, StoreError, Version};
 use memdir_core::config::{Config, with_git_disabled};
 use memdir_core::context::{Fill, Section, fence_untrusted, fit, nest_headings, render, tokens};
+use memdir_core::edit::{EditError, EditOp, Edited};
 use memdir_core::log::{
     EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK, LOG_DIR, date_of_file_name, format_entry, log_path,
     parse_entries, writer_log_path, writer_of_file_name,
@@ -603,13 +604,23 @@ impl Memory {
 
     /// Replaces exactly one occurrence of `old` with `new` in a file.
     pub fn edit(&self, path: &str, old: &str, new: &str) -> Result<(), Error> {
+        self.edit_with(
+            path,
+            &EditOp::Replace {
+                old,
+                new,
+                expected: 1,
+            },
+        )
+        .map(drop)
+    }
+
+    /// Applies one partial edit (append, prepend, a section, or a replacement with an expected
+    /// count) as one change: the same version check (`with_base`), caps, core gate, trust label,
+    /// index update and history record as [`Memory::edit`]. Returns what was done, in one line.
+    pub fn edit_with(&self, path: &str, op: &EditOp<'_>) -> Result<String, Error> {
         let p = MemPath::parse_file(path)?;
         self.refuse_gate_files(&p)?;
-        if old.is_empty() {
-            return Err(Error::Invalid(
-                "the text to replace is empty: give the exact text to change".into(),
-            ));
-        }
         let tx = self.begin("edit", p.as_str())?;
         let _lock = self.store.lock(LockName::File(&p))?;
         let (bytes, read_version) = self.store.read_versioned(&p)?;
@@ -621,20 +632,13 @@ impl Memory {
                 "{p} is not UTF-8 text: it cannot be edited by text"
             ))
         })?;
-        match text.matches(old).count() {
-            0 => {
-                return Err(Error::NotFound(format!(
-                    "the text to replace was not found in {p}: read the file and copy the text exactly"
-                )));
-            }
-            1 => {}
-            n => {
-                return Err(Error::Invalid(format!(
-                    "the text to replace occurs {n} times in {p}: include more surrounding text so it occurs once"
-                )));
-            }
-        }
-        let updated = text.replacen(old, new, 1);
+        let Edited {
+            text: updated,
+            summary,
+        } = memdir_core::edit::apply_to(p.as_str(), &text, op).map_err(|e| match e {
+            EditError::NotFound(m) => Error::NotFound(m),
+            EditError::Invalid(m) => Error::Invalid(m),
+        })?;
         if p.as_str() == CORE_FILE {
             self.config.core.cap().check(CORE_FILE, &text, &updated)?;
             if !self.gate_core(&text, &updated)? {
@@ -648,7 +652,8 @@ impl Memory {
             Some(done) => done?,
             None => drop(self.store.write_if(&p, updated.as_bytes(), &pre)?),
         }
-        tx.commit()
+        tx.commit()?;
+        Ok(summary)
     }
 
     /// Lists a folder (or describes one file).
@@ -702,6 +707,7 @@ impl Memory {
                 _ => None,
             };
             let remark = crate::trust::check_move(self, &f, &t, text.as_deref())?;
+            crate::index::check_move(self, &f, &t)?;
             self.store.rename(&f, &t)?;
             if remark && let Some(text) = &text {
                 let marked = crate::trust::mark(&t, text);

@@ -151,6 +151,60 @@ pub struct LinksReport {
     pub missing: bool,
 }
 
+/// One note reached by [`Memory::link_graph`].
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphNode {
+    /// Its path.
+    pub path: String,
+    /// Its frontmatter name, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Its frontmatter description, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Steps from the note asked about (0 for that note).
+    pub depth: usize,
+    /// How it was reached: `outgoing` (linked from `via`) or `backlink` (links to `via`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relation: Option<&'static str>,
+    /// The note it was reached from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// True when its content came from an external source: show it fenced.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
+}
+
+/// A note with the notes around it: [`Memory::link_graph`].
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkGraph {
+    /// The note asked about (depth 0), then every note reached, by depth, then path.
+    pub nodes: Vec<GraphNode>,
+    /// Links met on the way that lead nowhere, as `file:line [[target]]`.
+    pub broken: Vec<String>,
+    /// True when the walk stopped at [`GRAPH_MAX_NODES`] notes.
+    pub truncated: bool,
+}
+
+/// The most notes one [`Memory::link_graph`] returns.
+pub const GRAPH_MAX_NODES: usize = 50;
+/// The deepest walk [`Memory::link_graph`] takes.
+pub const GRAPH_MAX_DEPTH: usize = 3;
+
+/// A note asked for by name: `[[payment-retry-policy]]`, `payment-retry-policy`, or a path.
+/// Returns the text inside `[[...]]` without alias or heading, or the input as given.
+pub fn link_target(input: &str) -> &str {
+    let t = input.trim();
+    let t = t.strip_prefix('!').unwrap_or(t);
+    match t.strip_prefix("[[").and_then(|r| r.strip_suffix("]]")) {
+        Some(inner) => {
+            let inner = inner.split('|').next().unwrap_or(inner);
+            inner.split('#').next().unwrap_or(inner).trim()
+        }
+        None => input.trim(),
+    }
+}
+
 impl Memory {
     /// Writes `notes/<name>.md` with frontmatter (name, description, type, created) and the body,
     /// then refreshes the index. Refuses to replace an existing note unless `force` is set, and
@@ -197,6 +251,127 @@ impl Memory {
         let report = crate::index::refresh(self)?;
         tx.commit()?;
         Ok(report)
+    }
+
+    /// The path a reader asked for: a path that exists is taken as it is; otherwise a note's
+    /// name (`payment-retry-policy` or `[[payment-retry-policy]]`) resolved like a link (name,
+    /// then file name, then path). Errors when neither finds anything.
+    pub fn resolve_note(&self, input: &str) -> Result<String, Error> {
+        let target = link_target(input);
+        let bracketed = target != input.trim();
+        if !bracketed {
+            // A path that leaves the memory is refused as such, never looked up as a name.
+            let p = MemPath::parse(input)?;
+            if self.store().stat(&p)?.is_some() {
+                return Ok(if p.is_root() {
+                    "/".to_string()
+                } else {
+                    p.to_string()
+                });
+            }
+        }
+        if target.is_empty() {
+            return Err(Error::Invalid(
+                "the note name is empty: give a path or a name like [[payment-retry-policy]]"
+                    .into(),
+            ));
+        }
+        let files = scan(self.store().as_ref())?;
+        match resolver(&files).resolve(target) {
+            Some(found) => Ok(found.to_string()),
+            // Something written as a path is reported as a missing path by the reader.
+            None if !bracketed && (target.contains('/') || target.contains('.')) => {
+                Ok(input.to_string())
+            }
+            None => Err(Error::NotFound(format!(
+                "no file or note is named {target:?}: search with memory_search (`memdir search`), or list notes with `memdir ls notes`"
+            ))),
+        }
+    }
+
+    /// A note and the notes around it, for context in one call: its outgoing links and its
+    /// backlinks, then theirs, up to `depth` steps (at most [`GRAPH_MAX_DEPTH`], and at most
+    /// [`GRAPH_MAX_NODES`] notes), each with its name and description.
+    pub fn link_graph(&self, target: &str, depth: usize) -> Result<LinkGraph, Error> {
+        let depth = depth.min(GRAPH_MAX_DEPTH);
+        let files = scan(self.store().as_ref())?;
+        let resolver = resolver(&files);
+        let wanted = link_target(target);
+        let Some(start) = resolver.resolve(wanted).map(str::to_string) else {
+            return Err(Error::NotFound(format!(
+                "no note is named {wanted:?}: run `memdir index` or `memdir ls notes` to see the names"
+            )));
+        };
+        let by_path: std::collections::HashMap<&str, &NoteFile> =
+            files.iter().map(|f| (f.path.as_str(), f)).collect();
+        // Every resolved link once: (from, line, raw, to).
+        let mut out_links: std::collections::HashMap<&str, Vec<String>> = Default::default();
+        let mut back_links: std::collections::HashMap<String, Vec<&str>> = Default::default();
+        let mut broken_at: std::collections::HashMap<&str, Vec<String>> = Default::default();
+        for f in &files {
+            for link in links::extract(&f.text) {
+                match resolver.resolve(&link.target) {
+                    Some(to) if to != f.path.as_str() => {
+                        let to = to.to_string();
+                        let outs = out_links.entry(f.path.as_str()).or_default();
+                        if !outs.contains(&to) {
+                            outs.push(to.clone());
+                            back_links.entry(to).or_default().push(f.path.as_str());
+                        }
+                    }
+                    Some(_) => {}
+                    None => broken_at
+                        .entry(f.path.as_str())
+                        .or_default()
+                        .push(format!("{}:{} {}", f.path, link.line, link.raw)),
+                }
+            }
+        }
+        let node = |path: &str, depth, relation, via: Option<&str>| {
+            let f = by_path.get(path);
+            GraphNode {
+                path: path.to_string(),
+                name: f.and_then(|f| f.note.meta.name.clone()),
+                description: f.and_then(|f| f.note.meta.description.clone()),
+                depth,
+                relation,
+                via: via.map(str::to_string),
+                external: f.is_some_and(|f| f.note.is_external()),
+            }
+        };
+        let mut seen: std::collections::HashSet<String> = [start.clone()].into();
+        let mut graph = LinkGraph {
+            nodes: vec![node(&start, 0, None, None)],
+            broken: Vec::new(),
+            truncated: false,
+        };
+        let mut frontier = vec![start];
+        'walk: for d in 1..=depth {
+            let mut next = Vec::new();
+            for from in &frontier {
+                graph
+                    .broken
+                    .extend(broken_at.get(from.as_str()).into_iter().flatten().cloned());
+                let outs = out_links.get(from.as_str()).into_iter().flatten();
+                let backs = back_links.get(from).into_iter().flatten();
+                let around = outs
+                    .map(|p| (p.as_str(), "outgoing"))
+                    .chain(backs.map(|p| (*p, "backlink")));
+                for (p, relation) in around {
+                    if !seen.insert(p.to_string()) {
+                        continue;
+                    }
+                    if graph.nodes.len() >= GRAPH_MAX_NODES {
+                        graph.truncated = true;
+                        break 'walk;
+                    }
+                    graph.nodes.push(node(p, d, Some(relation), Some(from)));
+                    next.push(p.to_string());
+                }
+            }
+            frontier = next;
+        }
+        Ok(graph)
     }
 
     /// Finds a note by link target (name, then stem, then path) and lists its outgoing links and
@@ -298,6 +473,14 @@ pub(crate) fn write_hook(
             mem.store().write_if(path, content.as_bytes(), pre)?;
             Ok(())
         })());
+    }
+    if p.ends_with(&format!("/{INDEX_FILE}"))
+        && let Ok(Some(current)) = read_text(mem.store().as_ref(), path)
+        && memdir_core::layout::is_generated_folder_index(p, &current)
+    {
+        return Some(Err(Error::Invalid(format!(
+            "{p} is a folder's index, generated from its notes' frontmatter: change a note, then run `memdir index`"
+        ))));
     }
     if is_note_path(p) {
         return Some(crate::index::write_note(mem, path, content, pre));

@@ -9,11 +9,15 @@ use memdir::notes::LinkRef;
 /// links that name it are listed.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memdir links payment-retry-policy\n  memdir links people/priya --json"
+    after_help = "Examples:\n  memdir links payment-retry-policy\n  memdir links people/priya --json\n  memdir links payment-retry-policy --depth 2   # the notes around it, with descriptions"
 )]
 pub struct Args {
     /// The note: a name, a file name without .md, or a path.
     pub name: String,
+    /// Also walk the notes around it, this many link steps out (1 to 3): each note with how it
+    /// was reached and its description.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub depth: Option<u8>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -21,6 +25,13 @@ pub struct Args {
 
 /// Runs `links`.
 pub fn run(a: Args, env: &Env) -> CliResult {
+    if let Some(depth) = a.depth {
+        let graph = env.open()?.link_graph(&a.name, usize::from(depth))?;
+        if a.json {
+            return out_json(&graph);
+        }
+        return out(&memdir_mcp::tools::render_graph(&graph));
+    }
     let report = env.open()?.links(&a.name)?;
     if a.json {
         return out_json(&report);

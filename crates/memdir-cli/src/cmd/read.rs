@@ -8,11 +8,12 @@ use std::io::IsTerminal as _;
 /// with a newline gets one, so the prompt starts on its own line (piped output stays exact).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memdir read core.md\n  memdir read /memories/people/priya.md\n  memdir read log/2026-11-30.md --lines 40:80\n  memdir read scratch/deploy-plan            # a scratch note by its name"
+    after_help = "Examples:\n  memdir read core.md\n  memdir read /memories/people/priya.md\n  memdir read log/2026-11-30.md --lines 40:80\n  memdir read scratch/deploy-plan            # a scratch note by its name\n  memdir read '[[payment-retry-policy]]'     # a note by its name, resolved like a link"
 )]
 pub struct Args {
-    /// A path inside the memory folder (`notes/x.md`, `/notes/x.md`, `/memories/notes/x.md`), or
-    /// `scratch/<name>` for a scratch note.
+    /// A path inside the memory folder (`notes/x.md`, `/notes/x.md`, `/memories/notes/x.md`),
+    /// `scratch/<name>` for a scratch note, or a note's name as a link names it
+    /// (`payment-retry-policy` or `[[payment-retry-policy]]`).
     pub path: String,
     /// Only these lines, counted from 1 and both included: `40:80`, `40:` (to the end), `:80`.
     #[arg(long, value_name = "FROM:TO", value_parser = parse_lines)]
@@ -38,6 +39,8 @@ fn parse_lines(s: &str) -> Result<(usize, usize), String> {
 pub fn run(a: Args, env: &Env) -> CliResult {
     let mem = env.open()?;
     let path = crate::cmd::scratch::resolve(&mem, &a.path)?;
+    // A name (`payment-retry-policy`, `[[payment-retry-policy]]`) resolves like a link.
+    let path = mem.resolve_note(&path)?;
     let bytes = mem.read(&path)?;
     let bytes = match a.lines {
         None => bytes,
