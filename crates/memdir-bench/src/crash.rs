@@ -215,10 +215,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let f = Folder {
             root,
             git,
-            files: BTreeMap::new(),
+            // `init` writes an empty core.md.
+            files: BTreeMap::from([("core.md".to_string(), vec![Some(String::new())])]),
             acked: Vec::new(),
         };
-        let init: &[&str] = if git { &["init"] } else { &["init", "--no-git"] };
+        let init: &[&str] = if git {
+            &["init"]
+        } else {
+            &["init", "--no-git"]
+        };
         if runner.run(&f, init, Duration::from_secs(30))? != Some(true) {
             bail!("memdir init failed in {}", f.root.display());
         }
@@ -239,7 +244,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     for trial in 1..=a.trials {
         let fi = trial % 2;
         let kind = KINDS[rng.below(KINDS.len() as u64) as usize];
-        let window = took.get(&kind).copied().unwrap_or(Duration::from_millis(20));
+        let window = took
+            .get(&kind)
+            .copied()
+            .unwrap_or(Duration::from_millis(20));
         let delay = Duration::from_micros(rng.below(window.as_micros() as u64 * 12 / 10 + 1));
         let f = &mut folders[fi];
         let op = op_args(kind, f, &mut rng, trial);
@@ -261,18 +269,33 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             fsck(f, usize::MAX, &mut tally);
         }
     }
-    println!("crash trials: {} ({} killed, {} finished before the kill)", tally.trials, tally.killed, tally.finished);
+    println!(
+        "crash trials: {} ({} killed, {} finished before the kill)",
+        tally.trials, tally.killed, tally.finished
+    );
     for (kind, (n, killed)) in &per_kind {
-        println!("  {kind:?}: {n} trials, {killed} killed (window {:?})", took[kind]);
+        println!(
+            "  {kind:?}: {n} trials, {killed} killed (window {:?})",
+            took[kind]
+        );
     }
     println!("torn files: {}", tally.torn_files);
     println!("torn log lines: {}", tally.torn_lines);
     println!("lost acknowledged appends: {}", tally.lost_appends);
     println!("lockouts (next write failed or hung): {}", tally.lockouts);
     println!("git fsck failures: {}", tally.fsck_failures);
-    println!("MEMORY.md stale after the next write: {}", tally.stale_index);
-    println!("hand-edit commits (provenance lost): {}", tally.hand_edit_commits);
-    println!("temp files left after the next write: {}", tally.leftover_temps);
+    println!(
+        "MEMORY.md stale after the next write: {}",
+        tally.stale_index
+    );
+    println!(
+        "hand-edit commits (provenance lost): {}",
+        tally.hand_edit_commits
+    );
+    println!(
+        "temp files left after the next write: {}",
+        tally.leftover_temps
+    );
     for line in tally.failures.iter().take(20) {
         println!("  {line}");
     }
@@ -309,44 +332,91 @@ fn op_args(kind: Kind, f: &Folder, rng: &mut Rng, trial: usize) -> Op {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     match kind {
         Kind::LogSmall | Kind::LogLarge => {
-            let len = if kind == Kind::LogLarge { 200_000 + rng.below(300_000) as usize } else { 20 + rng.below(200) as usize };
+            let len = if kind == Kind::LogLarge {
+                200_000 + rng.below(300_000) as usize
+            } else {
+                20 + rng.below(200) as usize
+            };
             let text = payload(rng, &tag, len);
-            Op { args: s(&["log", "-"]), stdin: Some(text.clone()), file: None, entry: Some(text) }
+            Op {
+                args: s(&["log", "-"]),
+                stdin: Some(text.clone()),
+                file: None,
+                entry: Some(text),
+            }
         }
         Kind::Write | Kind::WriteLarge | Kind::Core => {
-            let len = if kind == Kind::WriteLarge { 500_000 + rng.below(1_500_000) as usize } else { 10 + rng.below(2000) as usize };
+            let len = if kind == Kind::WriteLarge {
+                500_000 + rng.below(1_500_000) as usize
+            } else {
+                10 + rng.below(2000) as usize
+            };
             let path = match kind {
                 Kind::Core => "core.md".to_string(),
                 _ => format!("docs/w{}.md", rng.below(4)),
             };
-            let len = if kind == Kind::Core { len.min(1500) } else { len };
+            let len = if kind == Kind::Core {
+                len.min(1500)
+            } else {
+                len
+            };
             let text = payload(rng, &tag, len);
-            Op { args: s(&["write", &path, "-"]), stdin: Some(text.clone()), file: Some((path, text)), entry: None }
+            Op {
+                args: s(&["write", &path, "-"]),
+                stdin: Some(text.clone()),
+                file: Some((path, text)),
+                entry: None,
+            }
         }
         Kind::Edit => {
             let path = "docs/e.md".to_string();
-            let current = f.files.get(&path).and_then(|v| v.first()).cloned().flatten();
+            let current = f
+                .files
+                .get(&path)
+                .and_then(|v| v.first())
+                .cloned()
+                .flatten();
             match current {
                 Some(old) => {
                     let len = 10 + rng.below(500) as usize;
                     let new = payload(rng, &tag, len);
-                    Op { args: s(&["edit", &path, "--old", &old, "--new", &new]), stdin: None, file: Some((path, new)), entry: None }
+                    Op {
+                        args: s(&["edit", &path, "--old", &old, "--new", &new]),
+                        stdin: None,
+                        file: Some((path, new)),
+                        entry: None,
+                    }
                 }
                 None => {
                     let new = payload(rng, &tag, 40);
-                    Op { args: s(&["write", &path, &new]), stdin: None, file: Some((path, new)), entry: None }
+                    Op {
+                        args: s(&["write", &path, &new]),
+                        stdin: None,
+                        file: Some((path, new)),
+                        entry: None,
+                    }
                 }
             }
         }
         Kind::NoteNew => {
             let name = format!("n{}", rng.below(6));
             let desc = payload(rng, &tag, 12);
-            Op { args: s(&["note", "new", &name, "-d", &desc, "--force", "body"]), stdin: None, file: None, entry: None }
+            Op {
+                args: s(&["note", "new", &name, "-d", &desc, "--force", "body"]),
+                stdin: None,
+                file: None,
+                entry: None,
+            }
         }
         Kind::Scratch => {
             let len = 10 + rng.below(1000) as usize;
             let body = payload(rng, &tag, len);
-            Op { args: s(&["scratch", "s1", &body, "--ttl", "1d"]), stdin: None, file: None, entry: None }
+            Op {
+                args: s(&["scratch", "s1", &body, "--ttl", "1d"]),
+                stdin: None,
+                file: None,
+                entry: None,
+            }
         }
     }
 }
@@ -374,7 +444,12 @@ fn check(r: &Runner, f: &mut Folder, trial: usize, t: &mut Tally) -> anyhow::Res
         Some(true) => f.acked.push(after),
         Some(false) | None => {
             t.lockouts += 1;
-            t.failures.push(format!("trial {trial}: the next write failed or hung in {}", f.root.display()));
+            let out = r.cmd(f, &["log", &after], false).output()?;
+            t.failures.push(format!(
+                "trial {trial}: the next write failed or hung in {}: {}",
+                f.root.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
             return Ok(());
         }
     }
@@ -393,28 +468,36 @@ fn check(r: &Runner, f: &mut Folder, trial: usize, t: &mut Tally) -> anyhow::Res
         }
     }
     // Logs: every line whole, every acknowledged entry present.
-    let log = std::fs::read_to_string(f.root.join("log/2026-11-30.md")).unwrap_or_default();
+    let log = std::fs::read_to_string(f.root.join("log/2026-11-30.agent7.md")).unwrap_or_default();
     let mut seen = std::collections::HashSet::new();
     for line in log.lines() {
         let Some(text) = line.strip_prefix("- 09:15 ") else {
             t.torn_lines += 1;
-            t.failures.push(format!("trial {trial}: log line not an entry: {:.60}", line));
+            t.failures.push(format!(
+                "trial {trial}: log line not an entry: {:.60}",
+                line
+            ));
             continue;
         };
         if !whole(text) {
             t.torn_lines += 1;
-            t.failures.push(format!("trial {trial}: torn log line: {:.60}", text));
+            t.failures
+                .push(format!("trial {trial}: torn log line: {:.60}", text));
         }
         seen.insert(text.to_string());
     }
     if !log.is_empty() && !log.ends_with('\n') {
         t.torn_lines += 1;
-        t.failures.push(format!("trial {trial}: the log ends in a fragment"));
+        t.failures
+            .push(format!("trial {trial}: the log ends in a fragment"));
     }
     for e in &f.acked {
         if !seen.contains(e) {
             t.lost_appends += 1;
-            t.failures.push(format!("trial {trial}: acknowledged entry {:.30} is lost", e));
+            t.failures.push(format!(
+                "trial {trial}: acknowledged entry {:.30} is lost",
+                e
+            ));
         }
     }
     // MEMORY.md is what the notes say: `memdir index` changes nothing.
@@ -422,11 +505,14 @@ fn check(r: &Runner, f: &mut Folder, trial: usize, t: &mut Tally) -> anyhow::Res
     let before = std::fs::read(&index).ok();
     if r.run(f, &["index"], Duration::from_secs(30))? != Some(true) {
         t.lockouts += 1;
-        t.failures.push(format!("trial {trial}: memdir index failed"));
+        t.failures
+            .push(format!("trial {trial}: memdir index failed"));
     }
     if std::fs::read(&index).ok() != before {
         t.stale_index += 1;
-        t.failures.push(format!("trial {trial}: MEMORY.md was stale after the next write"));
+        t.failures.push(format!(
+            "trial {trial}: MEMORY.md was stale after the next write"
+        ));
     }
     // Temp files of the killed write are gone (the next write cleaned its folder).
     for dir in ["", "docs", "log", "scratch", "notes", ".memdir"] {
@@ -435,7 +521,8 @@ fn check(r: &Runner, f: &mut Folder, trial: usize, t: &mut Tally) -> anyhow::Res
                 let name = e.file_name().to_string_lossy().into_owned();
                 if name.starts_with('.') && name.ends_with(".tmp") {
                     t.leftover_temps += 1;
-                    t.failures.push(format!("trial {trial}: temp file {dir}/{name} left"));
+                    t.failures
+                        .push(format!("trial {trial}: temp file {dir}/{name} left"));
                     let _ = std::fs::remove_file(e.path());
                 }
             }
@@ -445,7 +532,9 @@ fn check(r: &Runner, f: &mut Folder, trial: usize, t: &mut Tally) -> anyhow::Res
         let authors = git(&f.root, &["log", "--format=%an"])?;
         let hand = authors.lines().filter(|a| *a == "hand-edit").count();
         if hand > t.hand_edit_commits {
-            t.failures.push(format!("trial {trial}: a change was committed as hand-edit"));
+            t.failures.push(format!(
+                "trial {trial}: a change was committed as hand-edit"
+            ));
             t.hand_edit_commits = hand;
         }
         fsck(f, trial, t);
@@ -467,11 +556,18 @@ fn fsck(f: &Folder, trial: usize, t: &mut Tally) {
         .is_ok_and(|s| s.success());
     if !ok {
         t.fsck_failures += 1;
-        t.failures.push(format!("after trial {trial}: git fsck failed in {}", f.root.display()));
+        t.failures.push(format!(
+            "after trial {trial}: git fsck failed in {}",
+            f.root.display()
+        ));
     }
 }
 
 fn git(root: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new("git").arg("-C").arg(root).args(args).output()?;
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

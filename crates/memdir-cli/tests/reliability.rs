@@ -46,12 +46,21 @@ fn issue13_paths_git_refuses_are_refused_before_writing() {
     let f = Fixture::new();
     let deep = format!("{}/x.md", ["d"; 100].join("/"));
     for bad in ["git~1", ".git./x", ".git /x", "a/GIT~1/b.md", deep.as_str()] {
-        let a = f.cmd().args(["write", bad, "x"]).timeout(LIMIT).assert().code(2);
+        let a = f
+            .cmd()
+            .args(["write", bad, "x"])
+            .timeout(LIMIT)
+            .assert()
+            .code(2);
         assert!(!err(&a).contains("git:"), "{bad}: {}", err(&a));
         assert!(!f.root().join(bad).exists(), "{bad} was written");
     }
     assert!(!f.exists("d"), "a folder of the deep path was made");
-    f.cmd().args(["write", "notes/ok.md", "fine"]).timeout(LIMIT).assert().success();
+    f.cmd()
+        .args(["write", "notes/ok.md", "fine"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
     assert!(common::git(&f, &["log", "--format=%an %s"]).contains("main write notes/ok.md"));
 }
 
@@ -64,12 +73,22 @@ fn issue13_a_bad_file_on_disk_does_not_stop_commits() {
     std::fs::create_dir_all(f.root().join("sub")).unwrap();
     common::git_in(&f.root().join("sub"), &["init", "-q"]);
     f.put("sub/inner.md", "nested");
-    let a = f.cmd().args(["write", "notes/n.md", "x"]).timeout(LIMIT).assert().success();
+    let a = f
+        .cmd()
+        .args(["write", "notes/n.md", "x"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
     let e = err(&a);
     assert!(e.contains("warning") && e.contains("x/git~1"), "{e}");
     assert!(common::git(&f, &["log", "--format=%an %s"]).contains("main write notes/n.md"));
     // Writing into the nested repository is refused before writing.
-    let a = f.cmd().args(["write", "sub/b.md", "x"]).timeout(LIMIT).assert().code(2);
+    let a = f
+        .cmd()
+        .args(["write", "sub/b.md", "x"])
+        .timeout(LIMIT)
+        .assert()
+        .code(2);
     assert!(err(&a).contains("separate git repository"), "{}", err(&a));
     assert!(!f.exists("sub/b.md"));
 }
@@ -81,15 +100,27 @@ fn issue13_stale_git_locks_are_removed() {
     let head = common::git(&f, &["symbolic-ref", "HEAD"]);
     std::fs::write(f.root().join(".git/index.lock"), "").unwrap();
     std::fs::write(f.root().join(format!(".git/{}.lock", head.trim())), "").unwrap();
-    let a = f.cmd().args(["log", "after a crash"]).timeout(LIMIT).assert().success();
-    assert!(err(&a).contains("removed a stale git lock .git/index.lock"), "{}", err(&a));
+    let a = f
+        .cmd()
+        .args(["log", "after a crash"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
+    assert!(
+        err(&a).contains("removed a stale git lock .git/index.lock"),
+        "{}",
+        err(&a)
+    );
     assert!(!f.exists(".git/index.lock"));
     assert!(common::git(&f, &["log", "-1", "--format=%s"]).starts_with("log log/"));
 }
 
 fn mkfifo(p: &std::path::Path) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    let st = std::process::Command::new("mkfifo").arg(p).status().unwrap();
+    let st = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap();
     assert!(st.success());
 }
 
@@ -105,18 +136,29 @@ fn issue13_fifos_are_refused_not_waited_on() {
         vec!["log", "hello"],
     ] {
         let a = f.cmd().args(&args).timeout(LIMIT).assert().code(2);
-        assert!(err(&a).contains("not a regular file"), "{args:?}: {}", err(&a));
+        assert!(
+            err(&a).contains("not a regular file"),
+            "{args:?}: {}",
+            err(&a)
+        );
     }
     let a = f.cmd().arg("context").timeout(LIMIT).assert().failure();
     assert!(err(&a).contains("not a regular file"), "{}", err(&a));
-    f.cmd().args(["write", "notes/b.md", "x"]).timeout(LIMIT).assert().success();
+    f.cmd()
+        .args(["write", "notes/b.md", "x"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
 }
 
 /// Item 5: a symlink loop inside the root is not walked into, so nothing calls it an escape.
 #[test]
 fn issue13_a_symlink_loop_inside_the_root_breaks_nothing() {
     let f = Fixture::new();
-    f.cmd().args(["note", "new", "a", "-d", "first", "see [[b]]"]).assert().success();
+    f.cmd()
+        .args(["note", "new", "a", "-d", "first", "see [[b]]"])
+        .assert()
+        .success();
     std::os::unix::fs::symlink(".", f.root().join("notes/self")).unwrap();
     for args in [
         vec!["lint"],
@@ -128,10 +170,23 @@ fn issue13_a_symlink_loop_inside_the_root_breaks_nothing() {
         let a = f.cmd().args(&args).timeout(LIMIT).assert();
         let e = err(&a);
         assert!(!e.contains("outside the memory folder"), "{args:?}: {e}");
-        assert!(a.get_output().status.code().is_some_and(|c| c < 3), "{args:?}: {e}");
+        assert!(
+            a.get_output().status.code().is_some_and(|c| c < 3),
+            "{args:?}: {e}"
+        );
     }
-    let a = f.cmd().args(["tool"]).write_stdin(r#"{"command":"view","path":"/memories"}"#).timeout(LIMIT).assert().success();
-    assert!(!common::stdout(&a).contains("outside"), "{}", common::stdout(&a));
+    let a = f
+        .cmd()
+        .args(["tool"])
+        .write_stdin(r#"{"command":"view","path":"/memories"}"#)
+        .timeout(LIMIT)
+        .assert()
+        .success();
+    assert!(
+        !common::stdout(&a).contains("outside"),
+        "{}",
+        common::stdout(&a)
+    );
 }
 
 /// Item 6: a fragment without a newline (a crash, a hand edit) is closed before the next
@@ -140,8 +195,15 @@ fn issue13_a_symlink_loop_inside_the_root_breaks_nothing() {
 fn issue13_a_torn_log_fragment_is_healed_before_the_next_append() {
     let f = Fixture::new_no_git();
     f.put("log/2026-11-30.md", "- 09:00 whole\n- 09:01 half-writ");
-    f.cmd().args(["log", "next"]).timeout(LIMIT).assert().success();
-    assert_eq!(f.get("log/2026-11-30.md"), "- 09:00 whole\n- 09:01 half-writ\n- 09:15 next\n");
+    f.cmd()
+        .args(["log", "next"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
+    assert_eq!(
+        f.get("log/2026-11-30.md"),
+        "- 09:00 whole\n- 09:01 half-writ\n- 09:15 next\n"
+    );
 }
 
 /// Items 7 and 9: when the commit fails after the file was written, the change is reported
@@ -156,18 +218,38 @@ fn issue13_a_failed_commit_is_applied_and_recorded_later_by_its_writer() {
     std::fs::create_dir(&blocker).unwrap();
     let a = f
         .cmd()
-        .args(["--writer", "agent7", "--reason", "user moved", "log", "moved to Berlin"])
+        .args([
+            "--writer",
+            "agent7",
+            "--reason",
+            "user moved",
+            "log",
+            "moved to Berlin",
+        ])
         .timeout(LIMIT)
         .assert()
         .success();
     assert!(err(&a).contains("history lags"), "{}", err(&a));
-    assert_eq!(f.get("log/2026-11-30.agent7.md"), "- 09:15 moved to Berlin\n");
+    assert_eq!(
+        f.get("log/2026-11-30.agent7.md"),
+        "- 09:15 moved to Berlin\n"
+    );
     std::fs::remove_dir(&blocker).unwrap();
-    f.cmd().args(["log", "next"]).timeout(LIMIT).assert().success();
+    f.cmd()
+        .args(["log", "next"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
     let log = common::git(&f, &["log", "--format=%an|%s|%b"]);
     assert!(!log.contains("hand-edit"), "{log}");
-    assert!(log.contains("agent7|log log/2026-11-30.agent7.md|user moved"), "{log}");
-    assert_eq!(f.get("log/2026-11-30.agent7.md"), "- 09:15 moved to Berlin\n");
+    assert!(
+        log.contains("agent7|log log/2026-11-30.agent7.md|user moved"),
+        "{log}"
+    );
+    assert_eq!(
+        f.get("log/2026-11-30.agent7.md"),
+        "- 09:15 moved to Berlin\n"
+    );
 }
 
 /// Items 8 and 9: a change killed after its note was written but before MEMORY.md and the
@@ -176,7 +258,10 @@ fn issue13_a_failed_commit_is_applied_and_recorded_later_by_its_writer() {
 #[test]
 fn issue13_a_killed_note_write_is_finished_by_the_next_reader() {
     let f = Fixture::new();
-    f.cmd().args(["note", "new", "a", "-d", "first"]).assert().success();
+    f.cmd()
+        .args(["note", "new", "a", "-d", "first"])
+        .assert()
+        .success();
     // What a SIGKILL between the note and its index leaves (format: docs/format.md).
     f.put("notes/b.md", "---\nname: b\ndescription: second\n---\n");
     f.put(
@@ -184,7 +269,11 @@ fn issue13_a_killed_note_write_is_finished_by_the_next_reader() {
         r#"{"v":1,"op":"note new","path":"notes/b.md","writer":"agent7","source":"agent","reason":"killed","at":"2026-11-30T09:14:00Z","pid":999999999}"#,
     );
     let a = f.cmd().arg("context").timeout(LIMIT).assert().success();
-    assert!(common::stdout(&a).contains("second"), "{}", common::stdout(&a));
+    assert!(
+        common::stdout(&a).contains("second"),
+        "{}",
+        common::stdout(&a)
+    );
     assert!(f.get("MEMORY.md").contains("second"));
     assert_eq!(f.get(".memdir/journal"), "");
     let log = common::git(&f, &["log", "-1", "--format=%an|%s"]);
@@ -196,13 +285,35 @@ fn issue13_a_killed_note_write_is_finished_by_the_next_reader() {
 #[test]
 fn issue13_history_is_never_turned_off_silently() {
     let f = Fixture::new();
-    let a = f.cmd().args(["write", ".gitignore", "*\n"]).timeout(LIMIT).assert().code(2);
-    assert!(err(&a).contains("would hide memory from history"), "{}", err(&a));
-    f.cmd().args(["write", ".gitignore", "*.bak\n"]).timeout(LIMIT).assert().success();
+    let a = f
+        .cmd()
+        .args(["write", ".gitignore", "*\n"])
+        .timeout(LIMIT)
+        .assert()
+        .code(2);
+    assert!(
+        err(&a).contains("would hide memory from history"),
+        "{}",
+        err(&a)
+    );
+    f.cmd()
+        .args(["write", ".gitignore", "*.bak\n"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
 
     std::fs::remove_dir_all(f.root().join(".git/objects")).unwrap();
-    let a = f.cmd().args(["write", "notes/x.md", "x"]).timeout(LIMIT).assert().code(3);
-    assert!(err(&a).contains("is broken") && err(&a).contains("memdir init"), "{}", err(&a));
+    let a = f
+        .cmd()
+        .args(["write", "notes/x.md", "x"])
+        .timeout(LIMIT)
+        .assert()
+        .code(3);
+    assert!(
+        err(&a).contains("is broken") && err(&a).contains("memdir init"),
+        "{}",
+        err(&a)
+    );
     assert!(!f.exists("notes/x.md"));
 
     let g = Fixture::new();
@@ -241,17 +352,37 @@ fn issue13_smaller_hostile_inputs() {
         .code(2);
     assert!(err(&a).contains("control character"), "{}", err(&a));
     let long = format!("notes/{}.md", "n".repeat(247));
-    f.cmd().args(["write", &long, "long"]).timeout(LIMIT).assert().success();
+    f.cmd()
+        .args(["write", &long, "long"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
     assert_eq!(f.get(&long), "long");
 
     let secret = "s".repeat(3000);
-    f.put(".memdir/config.toml", &format!("[core]\nmax_lines = \"{secret}\"\n"));
-    let a = f.cmd().args(["read", &long]).timeout(LIMIT).assert().success();
+    f.put(
+        ".memdir/config.toml",
+        &format!("[core]\nmax_lines = \"{secret}\"\n"),
+    );
+    let a = f
+        .cmd()
+        .args(["read", &long])
+        .timeout(LIMIT)
+        .assert()
+        .success();
     assert_eq!(common::stdout(&a), "long");
-    assert!(err(&a).contains("warning") && err(&a).contains("line 2"), "{}", err(&a));
+    assert!(
+        err(&a).contains("warning") && err(&a).contains("line 2"),
+        "{}",
+        err(&a)
+    );
     assert!(err(&a).len() < 600, "{}", err(&a));
     let a = f.cmd().args(["log", "x"]).timeout(LIMIT).assert().code(2);
-    assert!(err(&a).contains("fix it before changing memory"), "{}", err(&a));
+    assert!(
+        err(&a).contains("fix it before changing memory"),
+        "{}",
+        err(&a)
+    );
 }
 
 /// A small tmpfs, unmounted when dropped; `None` (with a message) where mounting is not
@@ -281,7 +412,9 @@ impl SmallDisk {
 
 impl Drop for SmallDisk {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(self.dir.path()).status();
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
     }
 }
 
@@ -302,7 +435,10 @@ fn issue13_a_full_disk_tears_nothing() {
     };
     cmd().args(["init", "--no-git"]).assert().success();
     cmd().args(["log", "first"]).assert().success();
-    cmd().args(["write", "notes/a.md", "old"]).assert().success();
+    cmd()
+        .args(["write", "notes/a.md", "old"])
+        .assert()
+        .success();
     // Fill the disk, leaving a few KiB.
     let filler = disk.dir.path().join("filler");
     {
@@ -315,9 +451,21 @@ fn issue13_a_full_disk_tears_nothing() {
     let big = "y".repeat(300_000);
     cmd().args(["log", &big]).timeout(LIMIT).assert().code(3);
     let log = std::fs::read_to_string(root.join("log/2026-11-30.md")).unwrap();
-    assert_eq!(log, "- 09:15 first\n", "a failed append left {} bytes", log.len());
-    cmd().args(["write", "notes/a.md", &big]).timeout(LIMIT).assert().code(3);
-    assert_eq!(std::fs::read_to_string(root.join("notes/a.md")).unwrap(), "old");
+    assert_eq!(
+        log,
+        "- 09:15 first\n",
+        "a failed append left {} bytes",
+        log.len()
+    );
+    cmd()
+        .args(["write", "notes/a.md", &big])
+        .timeout(LIMIT)
+        .assert()
+        .code(3);
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes/a.md")).unwrap(),
+        "old"
+    );
     let temps: Vec<_> = std::fs::read_dir(root.join("notes"))
         .unwrap()
         .flatten()
@@ -325,7 +473,11 @@ fn issue13_a_full_disk_tears_nothing() {
         .collect();
     assert!(temps.is_empty(), "{temps:?}");
     std::fs::remove_file(&filler).unwrap();
-    cmd().args(["log", "after"]).timeout(LIMIT).assert().success();
+    cmd()
+        .args(["log", "after"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
     let log = std::fs::read_to_string(root.join("log/2026-11-30.md")).unwrap();
     assert_eq!(log, "- 09:15 first\n- 09:15 after\n");
 }

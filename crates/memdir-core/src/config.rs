@@ -533,7 +533,10 @@ mod tests {
     fn a_bad_line_is_not_echoed() {
         let secret = "x".repeat(5000);
         let err = Config::from_toml(&format!("[core]\nmax_lines = \"{secret}\"\n")).unwrap_err();
-        assert!(err.starts_with("bad .memdir/config.toml: line 2, column"), "{err}");
+        assert!(
+            err.starts_with("bad .memdir/config.toml: line 2, column"),
+            "{err}"
+        );
         assert!(err.len() < 400, "{} bytes: {err}", err.len());
         let err = Config::from_toml(&format!("{secret} = = 1")).unwrap_err();
         assert!(err.len() < 400, "{} bytes: {err}", err.len());

@@ -259,10 +259,29 @@ mod tests {
         check("/memories/.git/HEAD", Err("reserved"));
         check("notes/.git", Err("reserved"));
         // Names libgit2 refuses to record (it protects NTFS and case-folding file systems).
-        for name in ["git~1", "GIT~1", ".git.", ".git ", ".GIT", ".Git. .", ".git::$INDEX_ALLOCATION"] {
-            check(&format!("x/{name}/y.md"), Err("git takes for its own folder"));
+        for name in [
+            "git~1",
+            "GIT~1",
+            ".git.",
+            ".git ",
+            ".GIT",
+            ".Git. .",
+            ".git::$INDEX_ALLOCATION",
+        ] {
+            check(
+                &format!("x/{name}/y.md"),
+                Err("git takes for its own folder"),
+            );
         }
-        for fine in ["git~2", ".gitmodules", ".gitignore", ".github/x.md", "git", "foo.", "a:b"] {
+        for fine in [
+            "git~2",
+            ".gitmodules",
+            ".gitignore",
+            ".github/x.md",
+            "git",
+            "foo.",
+            "a:b",
+        ] {
             check(fine, Ok(fine));
         }
         check("a\nb.md", Err("control character"));

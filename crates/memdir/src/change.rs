@@ -73,7 +73,12 @@ impl Memory {
 
     /// [`Memory::begin`] for a log append of `entry` to `file`: the journal records where the
     /// file ended, so a torn append is cut back by the next change.
-    pub(crate) fn begin_append(&self, op: &str, file: &MemPath, entry: &str) -> Result<Tx<'_>, Error> {
+    pub(crate) fn begin_append(
+        &self,
+        op: &str,
+        file: &MemPath,
+        entry: &str,
+    ) -> Result<Tx<'_>, Error> {
         self.begin_with(op, file.as_str(), |mem| {
             let offset = match mem.store().stat(file)? {
                 Some(e) => e.size,
@@ -95,6 +100,13 @@ impl Memory {
     ) -> Result<Tx<'_>, Error> {
         self.refuse_bad_config()?;
         let lock = self.store().lock(LockName::Git)?;
+        // A change killed while writing its journal (or any of memdir's own files) leaves a
+        // temp file there, and no journal to say so.
+        if let Err(e) = self.store().clean_temp_files(&MemPath::root(), false) {
+            self.warn(format!(
+                "could not remove temp files of interrupted writes: {e}"
+            ));
+        }
         self.recover()?;
         let history = self.history_backend().cloned();
         if let Some(h) = &history {
@@ -161,15 +173,25 @@ impl Memory {
         let path = MemPath::parse(intent.path.split(" -> ").next().unwrap_or_default())
             .unwrap_or_default();
         for dir in [path.parent().unwrap_or_default(), MemPath::root()] {
-            self.store().clean_temp_files(&dir, false)?;
+            // Cleaning up is never a reason to lock writers out.
+            if let Err(e) = self.store().clean_temp_files(&dir, false) {
+                self.warn(format!(
+                    "could not remove temp files of an interrupted change: {e}"
+                ));
+            }
         }
         if let Err(e) = crate::index::refresh(self) {
-            self.warn(format!("could not regenerate MEMORY.md after an interrupted change: {e}"));
+            self.warn(format!(
+                "could not regenerate MEMORY.md after an interrupted change: {e}"
+            ));
         }
         if let Some(h) = self.history_backend() {
             let actor = Actor {
                 writer: intent.writer.clone(),
-                source: intent.source.parse().unwrap_or(crate::provenance::Source::User),
+                source: intent
+                    .source
+                    .parse()
+                    .unwrap_or(crate::provenance::Source::User),
             };
             let at = intent
                 .at
@@ -301,7 +323,9 @@ impl Tx<'_> {
             return;
         }
         if let Err(e) = mem.store().write_meta(JOURNAL, b"") {
-            mem.warn(format!("could not clear .memdir/{JOURNAL} ({e}): the next change finishes it"));
+            mem.warn(format!(
+                "could not clear .memdir/{JOURNAL} ({e}): the next change finishes it"
+            ));
         }
     }
 }
@@ -366,7 +390,9 @@ impl Memory {
         }
         apply(self.store().as_ref(), &changes)?;
         let reason = format!("undo {}", id.get(..10).unwrap_or(&id));
-        tx.default_reason(reason).recorded_as("undo", &id).commit()?;
+        tx.default_reason(reason)
+            .recorded_as("undo", &id)
+            .commit()?;
         Ok(id)
     }
 }

@@ -284,7 +284,12 @@ fn process_gone(pid: u32) -> bool {
 
 /// Opens a file to read without ever waiting: `O_NONBLOCK`, so a FIFO or a device does not
 /// hang the open, then refuses anything but a regular file.
-fn open_regular(dir: &Dir, name: &str, opts: &mut OpenOptions, shown: &str) -> Result<std::fs::File, StoreError> {
+fn open_regular(
+    dir: &Dir,
+    name: &str,
+    opts: &mut OpenOptions,
+    shown: &str,
+) -> Result<std::fs::File, StoreError> {
     use cap_std::fs::OpenOptionsExt;
     opts.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     let file = dir.open_with(name, opts).map_err(|e| {
@@ -298,14 +303,20 @@ fn open_regular(dir: &Dir, name: &str, opts: &mut OpenOptions, shown: &str) -> R
     let file = file.into_std();
     let meta = file.metadata().map_err(|e| io_err_str(e, shown))?;
     if meta.is_dir() {
-        return Err(StoreError::InvalidPath(format!("{shown} is a folder, not a file")));
+        return Err(StoreError::InvalidPath(format!(
+            "{shown} is a folder, not a file"
+        )));
     }
     if !meta.is_file() {
         return Err(not_regular(shown));
     }
     // Reads and writes of a regular file never block, but the flag has no business staying.
-    rustix::fs::fcntl_setfl(&file, rustix::fs::fcntl_getfl(&file).map_err(|e| io_err_str(e.into(), shown))? - rustix::fs::OFlags::NONBLOCK)
-        .map_err(|e| io_err_str(e.into(), shown))?;
+    rustix::fs::fcntl_setfl(
+        &file,
+        rustix::fs::fcntl_getfl(&file).map_err(|e| io_err_str(e.into(), shown))?
+            - rustix::fs::OFlags::NONBLOCK,
+    )
+    .map_err(|e| io_err_str(e.into(), shown))?;
     Ok(file)
 }
 
@@ -320,7 +331,8 @@ fn read_regular(dir: &Dir, name: &str, shown: &str) -> Result<Vec<u8>, StoreErro
     use std::io::Read;
     let mut file = open_regular(dir, name, OpenOptions::new().read(true), shown)?;
     let mut out = Vec::new();
-    file.read_to_end(&mut out).map_err(|e| io_err_str(e, shown))?;
+    file.read_to_end(&mut out)
+        .map_err(|e| io_err_str(e, shown))?;
     Ok(out)
 }
 
@@ -475,8 +487,16 @@ impl Store for FolderStore {
 
     fn clean_temp_files(&self, dir: &MemPath, deep: bool) -> Result<usize, StoreError> {
         let mut removed = 0;
-        let mut stack: Vec<(Dir, String)> = vec![(self.open_dir(dir, false)?, dir.to_string())];
-        if dir.is_root() && let Ok(meta) = self.root.open_dir(META_DIR) {
+        let start = match self.open_dir(dir, false) {
+            Ok(d) => d,
+            // No folder, no temp files (a change killed before it made the folder).
+            Err(StoreError::NotFound(_) | StoreError::InvalidPath(_)) => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let mut stack: Vec<(Dir, String)> = vec![(start, dir.to_string())];
+        if dir.is_root()
+            && let Ok(meta) = self.root.open_dir(META_DIR)
+        {
             stack.push((meta, META_DIR.to_string()));
         }
         while let Some((d, shown)) = stack.pop() {
@@ -488,18 +508,27 @@ impl Store for FolderStore {
                     continue;
                 };
                 if meta.is_dir() {
-                    if deep && name != ".git" && let Ok(sub) = d.open_dir(name) {
+                    if deep
+                        && name != ".git"
+                        && let Ok(sub) = d.open_dir(name)
+                    {
                         stack.push((sub, format!("{shown}/{name}")));
                     }
                     continue;
                 }
-                let Some(pid) = temp_owner(name) else { continue };
+                let Some(pid) = temp_owner(name) else {
+                    continue;
+                };
                 let old = meta
                     .modified()
                     .ok()
                     .and_then(|m| m.into_std().elapsed().ok())
                     .is_some_and(|age| age > TEMP_MAX_AGE);
-                if meta.is_file() && pid != std::process::id() && (old || process_gone(pid)) && d.remove_file(name).is_ok() {
+                if meta.is_file()
+                    && pid != std::process::id()
+                    && (old || process_gone(pid))
+                    && d.remove_file(name).is_ok()
+                {
                     removed += 1;
                 }
             }

@@ -157,7 +157,8 @@ impl History for GitHistory {
     }
 
     fn commit(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
-        let oid = self.with_repo(|git| git.commit_all(change.actor, &change.message(), change.at))?;
+        let oid =
+            self.with_repo(|git| git.commit_all(change.actor, &change.message(), change.at))?;
         Ok(oid.map(|o| o.to_string()))
     }
 

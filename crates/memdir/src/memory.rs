@@ -262,7 +262,9 @@ impl Memory {
     /// Refuses a change while the config cannot be read: it would run on the wrong settings.
     pub(crate) fn refuse_bad_config(&self) -> Result<(), Error> {
         match &self.config_error {
-            Some(e) => Err(Error::Invalid(format!("{e}; fix it before changing memory"))),
+            Some(e) => Err(Error::Invalid(format!(
+                "{e}; fix it before changing memory"
+            ))),
             None => Ok(()),
         }
     }
@@ -281,7 +283,15 @@ impl Memory {
     /// an interrupted change finished, a change saved whose history lags), one line each.
     /// Every copy made with a `with_*` method shares them.
     pub fn take_warnings(&self) -> Vec<String> {
-        std::mem::take(&mut self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+        let all = std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()));
+        // The same file left out of two commits of one change is one warning.
+        let mut out: Vec<String> = Vec::with_capacity(all.len());
+        for line in all {
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+        out
     }
 
     /// Who is writing.
@@ -669,12 +679,23 @@ impl Memory {
                 Some(rel.trim_start_matches('/').to_string())
             })
             .collect();
-        for layout in ["core.md", "MEMORY.md", "state.md", "log/2026-01-01.md", "notes/a.md", "a.md"] {
+        for layout in [
+            "core.md",
+            "MEMORY.md",
+            "state.md",
+            "log/2026-01-01.md",
+            "notes/a.md",
+            "a.md",
+        ] {
             paths.push(layout.to_string());
         }
         let hidden = h.hidden_by_ignore(content, &paths)?;
         if let Some(first) = hidden.first() {
-            let first = if dir.is_root() { first.clone() } else { format!("{dir}/{first}") };
+            let first = if dir.is_root() {
+                first.clone()
+            } else {
+                format!("{dir}/{first}")
+            };
             return Err(Error::Invalid(format!(
                 "{p} would hide memory from history ({first} and {} more would no longer be recorded): ignore only files that are not memory",
                 hidden.len() - 1

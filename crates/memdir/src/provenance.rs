@@ -232,7 +232,11 @@ impl Git {
                 std::thread::sleep(GIT_LOCK_GRACE - age);
             }
             if std::fs::remove_file(&lock).is_ok() {
-                let shown = lock.strip_prefix(dir).unwrap_or(&lock).display().to_string();
+                let shown = lock
+                    .strip_prefix(dir)
+                    .unwrap_or(&lock)
+                    .display()
+                    .to_string();
                 removed.push(format!(
                     "removed a stale git lock .git/{shown} left by an interrupted change"
                 ));
