@@ -3,8 +3,10 @@
 //! ```text
 //! cargo run -p memdir-bench --release -- locomo [--data PATH]
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench speed
+//! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench crash --trials 1000
 //! ```
 
+mod crash;
 mod locomo;
 mod speed;
 
@@ -24,11 +26,14 @@ enum Command {
     Locomo(locomo::Args),
     /// Search speed on a generated year of memory, side by side with grep and rg.
     Speed(speed::Args),
+    /// SIGKILL memdir at random points of every kind of write; check nothing tears or is lost.
+    Crash(crash::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Locomo(a) => locomo::run(a),
         Command::Speed(a) => speed::run(a),
+        Command::Crash(a) => crash::run(a),
     }
 }

@@ -161,6 +161,8 @@ pub struct Env {
     pub home: Option<PathBuf>,
     /// `XDG_STATE_HOME`: where `memdir install` records what it changed.
     pub state_home: Option<PathBuf>,
+    /// The memories this command opened, whose warnings are printed when it ends.
+    pub opened: std::cell::RefCell<Vec<Memory>>,
 }
 
 impl Env {
@@ -174,6 +176,7 @@ impl Env {
         let mem = mem
             .with_actor(self.actor_for(&mem))
             .with_reason(self.reason.as_deref());
+        self.opened.borrow_mut().push(mem.clone());
         // The embedder loads lazily; a bad [embed] section only matters to vector search,
         // which reports it through `embed_config`.
         Ok(match self.embed_config(&mem) {
@@ -343,7 +346,17 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
         state_home: std::env::var_os("XDG_STATE_HOME")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from),
+        opened: std::cell::RefCell::default(),
     })
+}
+
+/// Prints what went wrong without failing the command, one line each on stderr.
+fn print_warnings(env: &Env) {
+    for mem in env.opened.borrow().iter() {
+        for line in mem.take_warnings() {
+            eprintln!("memdir: warning: {}", without_os_error_numbers(&line));
+        }
+    }
 }
 
 /// Runs the program and returns its exit code.
@@ -363,7 +376,12 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    match build_env(&cli).and_then(|env| dispatch(cli.command, &env)) {
+    let result = build_env(&cli).and_then(|env| {
+        let result = dispatch(cli.command, &env);
+        print_warnings(&env);
+        result
+    });
+    match result {
         Ok(()) => exit::OK,
         Err(e) if e.code == exit::OK => {
             // A closed stdout leaves nothing more to say, so its error is dropped.

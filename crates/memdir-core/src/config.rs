@@ -332,7 +332,7 @@ impl Config {
     /// Parses the file's text; an error names the bad key.
     pub fn from_toml(text: &str) -> Result<Config, String> {
         let cfg: Config = toml::from_str(text)
-            .map_err(|e| format!("bad .memdir/config.toml: {}", one_line(&e.to_string())))?;
+            .map_err(|e| format!("bad .memdir/config.toml: {}", toml_error(text, &e)))?;
         crate::duration::parse_ttl(&cfg.scratch.default_ttl)
             .map_err(|e| format!("bad .memdir/config.toml: scratch.default_ttl: {e}"))?;
         if cfg.core.max_lines == 0 || cfg.core.max_bytes == 0 {
@@ -498,6 +498,28 @@ pub fn with_git_disabled(text: &str) -> Result<String, String> {
     }
 }
 
+/// A TOML error as one short line: where it is and what is wrong, never the offending line
+/// itself (it may be huge, or hold a secret); at most [`MAX_ERROR_BYTES`] of the message.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let message = one_line(e.message());
+    let message = match message.get(..message.floor_char_boundary(MAX_ERROR_BYTES)) {
+        Some(cut) if cut.len() < message.len() => format!("{cut}..."),
+        _ => message,
+    };
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+/// The longest error message from the TOML parser that is repeated back.
+const MAX_ERROR_BYTES: usize = 200;
+
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -505,6 +527,20 @@ fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 13 item 14: a bad line is located, never echoed back whole.
+    #[test]
+    fn a_bad_line_is_not_echoed() {
+        let secret = "x".repeat(5000);
+        let err = Config::from_toml(&format!("[core]\nmax_lines = \"{secret}\"\n")).unwrap_err();
+        assert!(
+            err.starts_with("bad .memdir/config.toml: line 2, column"),
+            "{err}"
+        );
+        assert!(err.len() < 400, "{} bytes: {err}", err.len());
+        let err = Config::from_toml(&format!("{secret} = = 1")).unwrap_err();
+        assert!(err.len() < 400, "{} bytes: {err}", err.len());
+    }
 
     #[test]
     fn defaults_partial_and_errors() {

@@ -29,7 +29,21 @@ pub enum PathError {
     /// The path is empty where a file is needed.
     #[error("path is empty: name a file inside the memory folder")]
     Empty,
+    /// The path cannot be stored or recorded: a control character, a name git refuses
+    /// (`git~1`, `.git.`), too deep or too long. The message says which and what to do.
+    #[error("{0}")]
+    Unusable(String),
 }
+
+/// The most components a path may have. git refuses folders nested 100 deep; memdir stops well
+/// before, so a path it accepts can always be committed.
+pub const MAX_DEPTH: usize = 64;
+
+/// The longest path in bytes (the system's `PATH_MAX` is 4096, and git records the whole path).
+pub const MAX_PATH_BYTES: usize = 3072;
+
+/// The longest single name in bytes (the file system's `NAME_MAX`).
+pub const MAX_NAME_BYTES: usize = 255;
 
 /// A validated path relative to the memory root; the empty path is the root itself.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -62,12 +76,31 @@ impl MemPath {
                 ".." => return Err(PathError::Escape(input.to_string())),
                 c if is_encoded_traversal(c) => return Err(PathError::Escape(input.to_string())),
                 c if RESERVED.contains(&c) => return Err(PathError::Reserved(input.to_string())),
-                c => parts.push(c),
+                c if is_git_alias(c) => {
+                    return Err(PathError::Unusable(format!(
+                        "name {c:?} is one git takes for its own folder (.git) and refuses to record: pick another name"
+                    )));
+                }
+                c => {
+                    check_component(c)?;
+                    parts.push(c)
+                }
             }
         }
-        Ok(MemPath {
-            joined: parts.join("/"),
-        })
+        if parts.len() > MAX_DEPTH {
+            return Err(PathError::Unusable(format!(
+                "path is {} levels deep, more than the {MAX_DEPTH} memdir allows: use fewer folders",
+                parts.len()
+            )));
+        }
+        let joined = parts.join("/");
+        if joined.len() > MAX_PATH_BYTES {
+            return Err(PathError::Unusable(format!(
+                "path is {} bytes long, more than the {MAX_PATH_BYTES} memdir allows: use shorter names",
+                joined.len()
+            )));
+        }
+        Ok(MemPath { joined })
     }
 
     /// Like [`MemPath::parse`] but refuses the root: for commands that need a file.
@@ -144,6 +177,37 @@ impl fmt::Display for MemPath {
     }
 }
 
+/// A name git (libgit2) treats as its own folder and refuses to record: `.git` in any case,
+/// `git~1` (its short name on Windows file systems), either followed only by dots or spaces, or
+/// by `:` (an NTFS stream) or `\\`. A file with such a name could be written but never
+/// committed, and every later commit would fail on it.
+fn is_git_alias(comp: &str) -> bool {
+    let lower = comp.to_ascii_lowercase();
+    [".git", "git~1"].iter().any(|alias| {
+        lower.strip_prefix(alias).is_some_and(|rest| {
+            rest.starts_with([':', '\\']) || rest.bytes().all(|b| b == b'.' || b == b' ')
+        })
+    })
+}
+
+/// Refuses a name that would mislead a reader or cannot be stored: control characters (a
+/// newline in a name forges a `path:line:text` search hit) and names over [`MAX_NAME_BYTES`].
+fn check_component(comp: &str) -> Result<(), PathError> {
+    if let Some(c) = comp.chars().find(|c| c.is_control()) {
+        return Err(PathError::Unusable(format!(
+            "name {comp:?} contains the control character {c:?}: use printable characters only"
+        )));
+    }
+    if comp.len() > MAX_NAME_BYTES {
+        return Err(PathError::Unusable(format!(
+            "name {:?}... is {} bytes long, more than the {MAX_NAME_BYTES} a file system allows: use a shorter name",
+            comp.get(..comp.floor_char_boundary(40)).unwrap_or_default(),
+            comp.len()
+        )));
+    }
+    Ok(())
+}
+
 /// A component such as `%2e%2e` that a URL decoder would turn into `..` or a separator.
 fn is_encoded_traversal(comp: &str) -> bool {
     let lower = comp.to_ascii_lowercase();
@@ -194,6 +258,40 @@ mod tests {
         check(".memdir/config.toml", Err("reserved"));
         check("/memories/.git/HEAD", Err("reserved"));
         check("notes/.git", Err("reserved"));
+        // Names libgit2 refuses to record (it protects NTFS and case-folding file systems).
+        for name in [
+            "git~1",
+            "GIT~1",
+            ".git.",
+            ".git ",
+            ".GIT",
+            ".Git. .",
+            ".git::$INDEX_ALLOCATION",
+        ] {
+            check(
+                &format!("x/{name}/y.md"),
+                Err("git takes for its own folder"),
+            );
+        }
+        for fine in [
+            "git~2",
+            ".gitmodules",
+            ".gitignore",
+            ".github/x.md",
+            "git",
+            "foo.",
+            "a:b",
+        ] {
+            check(fine, Ok(fine));
+        }
+        check("a\nb.md", Err("control character"));
+        check("a\rb.md", Err("control character"));
+        check("a\u{7f}b.md", Err("control character"));
+        check(&["d"; MAX_DEPTH].join("/"), Ok(&["d"; MAX_DEPTH].join("/")));
+        check(&["d"; MAX_DEPTH + 1].join("/"), Err("levels deep"));
+        check(&"a".repeat(MAX_NAME_BYTES), Ok(&"a".repeat(MAX_NAME_BYTES)));
+        check(&"a".repeat(MAX_NAME_BYTES + 1), Err("shorter name"));
+        check(&[&"a".repeat(200) as &str; 20].join("/"), Err("bytes long"));
         assert_eq!(MemPath::parse_file("/memories"), Err(PathError::Empty));
     }
 
@@ -221,6 +319,20 @@ mod tests {
                     prop_assert!(c != ".." && c != "." && !c.is_empty());
                     prop_assert!(!RESERVED.contains(&c));
                     prop_assert!(!c.contains('\0'));
+                }
+            }
+        }
+
+        /// An accepted path never holds a control character or a name git would refuse, and
+        /// stays within the depth and length limits.
+        #[test]
+        fn accepted_paths_are_storable(s in "(/|\\.|\\.git|git~1|GIT~1| |:|\n|\t|\u{7f}|a|\u{e9}){0,16}") {
+            if let Ok(p) = MemPath::parse(&s) {
+                prop_assert!(p.components().count() <= MAX_DEPTH);
+                prop_assert!(p.as_str().len() <= MAX_PATH_BYTES);
+                for c in p.components() {
+                    prop_assert!(!c.chars().any(char::is_control), "{c:?}");
+                    prop_assert!(!is_git_alias(c), "{c:?}");
                 }
             }
         }

@@ -157,6 +157,7 @@ fn target(shown: &str) -> Result<Target<'_>, String> {
             "Error: Path {shown} would escape /memories directory"
         )),
         Err(PathError::Empty) => Err(format!("Error: Path {shown} names no file")),
+        Err(e @ PathError::Unusable(_)) => Err(format!("Error: Path {shown} is refused: {e}")),
     }
 }
 

@@ -1,21 +1,65 @@
 //! How a change is recorded: under the `git` change lock (taken whether or not history is
 //! kept, so two changes never interleave), whatever changed outside memdir is recorded first,
 //! then the change is recorded by its writer through the [`History`] seam.
+//!
+//! Before anything is written, the change's intent (operation, path, writer, source, reason,
+//! and for a log append the offset and the entry) goes to `.memdir/journal`; it is cleared once
+//! the change is recorded. A journal found by the next change (or by `context`) belongs to a
+//! change that was killed or whose commit failed: that change is finished then, under the
+//! lock: a torn append is cut back, temp files of the dead write are removed, `MEMORY.md` is
+//! regenerated, and what was written is committed by its real writer, not as a hand edit.
 
 use crate::error::Error;
 use crate::history::{Change, History};
 use crate::memory::Memory;
-use crate::provenance::{BlameLine, HAND_EDIT, HistoryEntry, apply};
-use crate::store::{LockGuard, LockName};
+use crate::provenance::{Actor, BlameLine, HAND_EDIT, HistoryEntry, apply};
+use crate::store::{LockGuard, LockName, StoreError};
 use memdir_core::path::MemPath;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// An open change; call [`Tx::commit`] once the files are written.
+/// The file under `.memdir/` that holds the change in progress (empty: none).
+pub const JOURNAL: &str = "journal";
+
+/// A change's intent, as written to [`JOURNAL`] before the change touches a file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Intent {
+    /// Format version.
+    v: u32,
+    op: String,
+    path: String,
+    writer: String,
+    source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    /// When the change began (RFC 3339); its commit carries this time.
+    at: String,
+    /// The process that made it.
+    pid: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    append: Option<AppendIntent>,
+}
+
+/// A log append in progress: the file, its size before the append and the entry.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct AppendIntent {
+    pub(crate) path: String,
+    pub(crate) offset: u64,
+    pub(crate) entry: String,
+}
+
+/// An open change; call [`Tx::commit`] once the files are written. A change dropped without
+/// a commit (it failed part-way) still records what it wrote, by its writer.
 pub(crate) struct Tx<'a> {
     mem: &'a Memory,
     history: Option<Arc<dyn History>>,
     op: String,
     path: String,
+    reason: Option<String>,
+    /// Keep the journal: the change is applied but a follow-up (the commit, `MEMORY.md`)
+    /// failed, so the next change finishes it.
+    lagging: bool,
+    done: bool,
     _lock: Box<dyn LockGuard>,
 }
 
@@ -24,44 +68,272 @@ impl Memory {
     /// committed, with or without history: it serialises writers, so what a change read is
     /// still current when it writes.
     pub(crate) fn begin(&self, op: &str, path: &str) -> Result<Tx<'_>, Error> {
+        self.begin_with(op, path, |_| Ok(None))
+    }
+
+    /// [`Memory::begin`] for a log append of `entry` to `file`: the journal records where the
+    /// file ended, so a torn append is cut back by the next change.
+    pub(crate) fn begin_append(
+        &self,
+        op: &str,
+        file: &MemPath,
+        entry: &str,
+    ) -> Result<Tx<'_>, Error> {
+        self.begin_with(op, file.as_str(), |mem| {
+            let offset = match mem.store().stat(file)? {
+                Some(e) => e.size,
+                None => 0,
+            };
+            Ok(Some(AppendIntent {
+                path: file.to_string(),
+                offset,
+                entry: entry.to_string(),
+            }))
+        })
+    }
+
+    fn begin_with(
+        &self,
+        op: &str,
+        path: &str,
+        append: impl FnOnce(&Memory) -> Result<Option<AppendIntent>, Error>,
+    ) -> Result<Tx<'_>, Error> {
+        self.refuse_bad_config()?;
         let lock = self.store().lock(LockName::Git)?;
+        // A change killed while writing its journal (or any of memdir's own files) leaves a
+        // temp file there, and no journal to say so.
+        if let Err(e) = self.store().clean_temp_files(&MemPath::root(), false) {
+            self.warn(format!(
+                "could not remove temp files of interrupted writes: {e}"
+            ));
+        }
+        self.recover()?;
         let history = self.history_backend().cloned();
         if let Some(h) = &history {
-            h.prepare(self.clock().now().timestamp())?;
+            for p in path.split(" -> ") {
+                if let Ok(p) = MemPath::parse_file(p) {
+                    h.check_recordable(&p)?;
+                }
+            }
+            let prepared = h.prepare(self.clock().now().timestamp());
+            self.keep_warnings(h.as_ref());
+            prepared?;
         }
+        let intent = Intent {
+            v: 1,
+            op: op.to_string(),
+            path: path.to_string(),
+            writer: self.actor().writer.clone(),
+            source: self.actor().source.as_str().to_string(),
+            reason: self.reason().map(str::to_string),
+            at: self.clock().now().timestamp().to_string(),
+            pid: std::process::id(),
+            append: append(self)?,
+        };
+        let json = serde_json::to_vec(&intent)
+            .map_err(|e| Error::Store(StoreError::Backend(format!("journal: {e}"))))?;
+        self.store().write_meta(JOURNAL, &json)?;
         Ok(Tx {
             mem: self,
             history,
             op: op.to_string(),
             path: path.to_string(),
+            reason: None,
+            lagging: false,
+            done: false,
             _lock: lock,
         })
+    }
+
+    fn keep_warnings(&self, h: &dyn History) {
+        for line in h.take_warnings() {
+            self.warn(line);
+        }
+    }
+
+    /// Finishes a change a killed process left in the journal (see the module docs). Runs
+    /// under the change lock; a memory with no journal costs one small read.
+    fn recover(&self) -> Result<(), Error> {
+        let Some(bytes) = self.store().read_meta(JOURNAL)? else {
+            return Ok(());
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
+            self.warn(format!(
+                "ignored an unreadable .memdir/{JOURNAL} (a change was interrupted; what it wrote is recorded as a hand edit)"
+            ));
+            self.store().write_meta(JOURNAL, b"")?;
+            return Ok(());
+        };
+        if let Some(a) = &intent.append {
+            self.cut_torn_append(a)?;
+        }
+        let path = MemPath::parse(intent.path.split(" -> ").next().unwrap_or_default())
+            .unwrap_or_default();
+        for dir in [path.parent().unwrap_or_default(), MemPath::root()] {
+            // Cleaning up is never a reason to lock writers out.
+            if let Err(e) = self.store().clean_temp_files(&dir, false) {
+                self.warn(format!(
+                    "could not remove temp files of an interrupted change: {e}"
+                ));
+            }
+        }
+        if let Err(e) = crate::index::refresh(self) {
+            self.warn(format!(
+                "could not regenerate MEMORY.md after an interrupted change: {e}"
+            ));
+        }
+        if let Some(h) = self.history_backend() {
+            let actor = Actor {
+                writer: intent.writer.clone(),
+                source: intent
+                    .source
+                    .parse()
+                    .unwrap_or(crate::provenance::Source::User),
+            };
+            let at = intent
+                .at
+                .parse()
+                .unwrap_or_else(|_| self.clock().now().timestamp());
+            let committed = h.commit(&Change {
+                op: &intent.op,
+                path: &intent.path,
+                reason: intent.reason.as_deref(),
+                actor: &actor,
+                at,
+            });
+            self.keep_warnings(h.as_ref());
+            committed?;
+        }
+        self.warn(format!(
+            "finished an interrupted change ({} {} by {}): recorded now",
+            intent.op, intent.path, intent.writer
+        ));
+        self.store().write_meta(JOURNAL, b"")?;
+        Ok(())
+    }
+
+    /// Cuts a log file back to where an interrupted append began, unless the whole entry made
+    /// it (then it stays: it may have been acknowledged).
+    fn cut_torn_append(&self, a: &AppendIntent) -> Result<(), Error> {
+        let Ok(path) = MemPath::parse_file(&a.path) else {
+            return Ok(());
+        };
+        let Some(bytes) = self.read_bytes_opt(&path)? else {
+            return Ok(());
+        };
+        let Ok(start) = usize::try_from(a.offset) else {
+            return Ok(());
+        };
+        let Some(tail) = bytes.get(start..) else {
+            return Ok(());
+        };
+        let entry = a.entry.as_bytes();
+        let body = tail.strip_prefix(b"\n").unwrap_or(tail);
+        if tail.is_empty() || body == entry {
+            return Ok(());
+        }
+        // Only a prefix of this very entry is cut: anything else was written by someone else.
+        if entry.starts_with(body) {
+            self.store().write(&path, &bytes[..start])?;
+            self.warn(format!(
+                "cut back a log entry in {} that an interrupted append left half-written",
+                a.path
+            ));
+        }
+        Ok(())
+    }
+
+    /// Finishes a change a killed memdir left, if there is one: taken under the change lock,
+    /// for readers (`context`) that would otherwise show a stale `MEMORY.md`. Best effort: a
+    /// failure is a warning, never a failed read.
+    pub(crate) fn heal_if_interrupted(&self) {
+        let pending = matches!(self.store().read_meta(JOURNAL), Ok(Some(b)) if !b.iter().all(u8::is_ascii_whitespace));
+        if !pending {
+            return;
+        }
+        let healed = self
+            .store()
+            .lock(LockName::Git)
+            .map_err(Error::from)
+            .and_then(|_lock| self.recover());
+        if let Err(e) = healed {
+            self.warn(format!("could not finish an interrupted change: {e}"));
+        }
     }
 }
 
 impl Tx<'_> {
     /// This change, recorded as `op` on `path` instead of what it began as (a write to core
     /// that became a proposal is recorded as `propose core.md`).
-    pub(crate) fn recorded_as(self, op: &str, path: &str) -> Self {
-        Tx {
-            op: op.to_string(),
-            path: path.to_string(),
-            ..self
-        }
+    pub(crate) fn recorded_as(mut self, op: &str, path: &str) -> Self {
+        self.op = op.to_string();
+        self.path = path.to_string();
+        self
+    }
+
+    /// This change, recorded with `reason` when the writer gave none.
+    pub(crate) fn default_reason(mut self, reason: String) -> Self {
+        self.reason = Some(reason);
+        self
+    }
+
+    /// Marks the change as applied with a follow-up left to the next change (see
+    /// [`Memory::recover`]): the journal is kept.
+    pub(crate) fn lagging(&mut self) {
+        self.lagging = true;
     }
 
     /// Records what the change wrote (nothing when there is no history or no change).
-    pub(crate) fn commit(self) -> Result<(), Error> {
+    ///
+    /// The files are written by now, so a failed commit does not fail the change: it is
+    /// reported as applied with a warning, and the journal stays so the next change records
+    /// it by its writer. A retry would only duplicate it.
+    pub(crate) fn commit(mut self) -> Result<(), Error> {
+        self.finish();
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let mem = self.mem;
         if let Some(h) = &self.history {
-            h.commit(&Change {
+            let committed = h.commit(&Change {
                 op: &self.op,
                 path: &self.path,
-                reason: self.mem.reason(),
-                actor: self.mem.actor(),
-                at: self.mem.clock().now().timestamp(),
-            })?;
+                reason: mem.reason().or(self.reason.as_deref()),
+                actor: mem.actor(),
+                at: mem.clock().now().timestamp(),
+            });
+            mem.keep_warnings(h.as_ref());
+            if let Err(e) = committed {
+                mem.warn(format!(
+                    "{} {} is saved, but recording it in history failed ({e}): history lags until the next change records it",
+                    self.op, self.path
+                ));
+                return;
+            }
         }
-        Ok(())
+        if self.lagging {
+            return;
+        }
+        if let Err(e) = mem.store().write_meta(JOURNAL, b"") {
+            mem.warn(format!(
+                "could not clear .memdir/{JOURNAL} ({e}): the next change finishes it"
+            ));
+        }
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        // A change that failed part-way: whatever it wrote is still its writer's.
+        self.finish();
     }
 }
 
@@ -118,12 +390,9 @@ impl Memory {
         }
         apply(self.store().as_ref(), &changes)?;
         let reason = format!("undo {}", id.get(..10).unwrap_or(&id));
-        let mem = if self.reason().is_some() {
-            self.clone()
-        } else {
-            self.with_reason(Some(&reason))
-        };
-        Tx { mem: &mem, ..tx }.recorded_as("undo", &id).commit()?;
+        tx.default_reason(reason)
+            .recorded_as("undo", &id)
+            .commit()?;
         Ok(id)
     }
 }

@@ -33,6 +33,13 @@ pub struct FolderStore {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// How memdir's temp files start: `.memdir-<pid>-<n>.tmp`.
+const TEMP_PREFIX: &str = ".memdir-";
+
+/// A temp file older than this belongs to a write that died: a live write renames its temp
+/// file within moments.
+const TEMP_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
 impl FolderStore {
     /// Opens an existing memory folder.
     pub fn open(root: &Path) -> Result<FolderStore, StoreError> {
@@ -121,8 +128,11 @@ fn atomic_write_with(
     shown: &str,
     create_only: bool,
 ) -> Result<(), StoreError> {
+    // A short name of its own (not derived from `name`), so a target name near the file
+    // system's 255-byte limit can still be written, and a cleanup can tell memdir's temp files
+    // from anything else.
     let tmp = format!(
-        ".{name}.{}.{}.tmp",
+        "{TEMP_PREFIX}{}-{}.tmp",
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     );
@@ -143,6 +153,30 @@ fn atomic_write_with(
         return Err(io_err_str(e, shown));
     }
     Ok(())
+}
+
+/// Appends `data` all or nothing, under the caller's lock: a file whose last line has no
+/// newline (a fragment a crash or a hand edit left) gets one first, so the new entry never
+/// glues onto it, and a write that fails part-way (a full disk) is cut back to where it began.
+fn append_whole(file: &std::fs::File, data: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let start = file.metadata()?.len();
+    let mut last = [0u8; 1];
+    let heal = start > 0 && file.read_at(&mut last, start - 1)? == 1 && last[0] != b'\n';
+    let mut buf = Vec::with_capacity(data.len() + 1);
+    if heal && !data.is_empty() {
+        buf.push(b'\n');
+    }
+    buf.extend_from_slice(data);
+    let mut f = file;
+    match f.write_all(&buf).and_then(|()| file.sync_data()) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // Cut back what part of the entry made it: the append did not happen.
+            let _ = file.set_len(start).and_then(|()| file.sync_data());
+            Err(e)
+        }
+    }
 }
 
 /// A stable name for a path (FNV-1a, the same in every build and process), for files under
@@ -200,9 +234,12 @@ fn io_err_str(e: io::Error, path: &str) -> StoreError {
                 "{path} leads outside the memory folder (through a symlink): refused"
             ))
         }
-        _ if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error())
-            || e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) =>
-        {
+        _ if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            StoreError::InvalidPath(format!(
+                "{path}: too many symlinks in a row (a symlink loop): remove the loop or the symlink"
+            ))
+        }
+        _ if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => {
             StoreError::InvalidPath(format!(
                 "{path} leads outside the memory folder (through a symlink): refused"
             ))
@@ -219,6 +256,84 @@ fn is_hidden_internal(name: &str) -> bool {
 /// Temp files of an atomic write in progress: `.<name>.<pid>.<n>.tmp`.
 fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
+}
+
+/// The process id in one of memdir's own temp names: `.memdir-<pid>-<n>.tmp`, or the older
+/// `.<name>.<pid>.<n>.tmp`. `None` for any other name, which a cleanup never touches.
+fn temp_owner(name: &str) -> Option<u32> {
+    let stem = name.strip_suffix(".tmp")?;
+    if let Some(rest) = stem.strip_prefix(TEMP_PREFIX) {
+        let (pid, n) = rest.split_once('-')?;
+        n.parse::<u64>().ok()?;
+        return pid.parse().ok();
+    }
+    let mut parts = stem.strip_prefix('.')?.rsplitn(3, '.');
+    let n = parts.next()?;
+    let pid = parts.next()?;
+    parts.next().filter(|n| !n.is_empty())?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// True when no process `pid` runs (Linux lists every live process under `/proc`).
+fn process_gone(pid: u32) -> bool {
+    pid != 0
+        && std::fs::metadata("/proc/self").is_ok()
+        && std::fs::metadata(format!("/proc/{pid}")).is_err()
+}
+
+/// Opens a file to read without ever waiting: `O_NONBLOCK`, so a FIFO or a device does not
+/// hang the open, then refuses anything but a regular file.
+fn open_regular(
+    dir: &Dir,
+    name: &str,
+    opts: &mut OpenOptions,
+    shown: &str,
+) -> Result<std::fs::File, StoreError> {
+    use cap_std::fs::OpenOptionsExt;
+    opts.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    let file = dir.open_with(name, opts).map_err(|e| {
+        // A FIFO opened for writing with no reader says ENXIO: it is a special file all the same.
+        if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
+            not_regular(shown)
+        } else {
+            io_err_str(e, shown)
+        }
+    })?;
+    let file = file.into_std();
+    let meta = file.metadata().map_err(|e| io_err_str(e, shown))?;
+    if meta.is_dir() {
+        return Err(StoreError::InvalidPath(format!(
+            "{shown} is a folder, not a file"
+        )));
+    }
+    if !meta.is_file() {
+        return Err(not_regular(shown));
+    }
+    // Reads and writes of a regular file never block, but the flag has no business staying.
+    rustix::fs::fcntl_setfl(
+        &file,
+        rustix::fs::fcntl_getfl(&file).map_err(|e| io_err_str(e.into(), shown))?
+            - rustix::fs::OFlags::NONBLOCK,
+    )
+    .map_err(|e| io_err_str(e.into(), shown))?;
+    Ok(file)
+}
+
+fn not_regular(shown: &str) -> StoreError {
+    StoreError::InvalidPath(format!(
+        "{shown} is not a regular file (a FIFO, socket or device): memdir only reads and writes plain files; remove it or move it out of the memory folder"
+    ))
+}
+
+/// Reads a whole regular file (see [`open_regular`]).
+fn read_regular(dir: &Dir, name: &str, shown: &str) -> Result<Vec<u8>, StoreError> {
+    use std::io::Read;
+    let mut file = open_regular(dir, name, OpenOptions::new().read(true), shown)?;
+    let mut out = Vec::new();
+    file.read_to_end(&mut out)
+        .map_err(|e| io_err_str(e, shown))?;
+    Ok(out)
 }
 
 /// Locks held in this process, by lock file and thread. `flock` on a second descriptor waits
@@ -267,7 +382,7 @@ impl Store for FolderStore {
                 "the memory root is a folder, not a file".into(),
             ));
         }
-        self.root.read(path.as_str()).map_err(|e| io_err(e, path))
+        read_regular(&self.root, path.as_str(), path.as_str())
     }
 
     fn write_if(
@@ -288,6 +403,13 @@ impl Store for FolderStore {
             _ => None,
         };
         let current = dir.symlink_metadata(name).ok();
+        if let Some(m) = &current
+            && !m.is_dir()
+            && !m.is_file()
+            && !m.file_type().is_symlink()
+        {
+            return Err(not_regular(path.as_str()));
+        }
         if current.as_ref().is_some_and(|m| m.is_dir()) {
             return Err(match pre {
                 Precondition::Absent => {
@@ -300,10 +422,10 @@ impl Store for FolderStore {
             Precondition::Any => atomic_write(&dir, name, data, path.as_str())?,
             Precondition::Absent => atomic_write_with(&dir, name, data, path.as_str(), true)?,
             Precondition::Matches(want) => {
-                let now = match dir.read(name) {
+                let now = match read_regular(&dir, name, path.as_str()) {
                     Ok(b) => Some(Version::of(&b)),
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-                    Err(e) => return Err(io_err(e, path)),
+                    Err(StoreError::NotFound(_)) => None,
+                    Err(e) => return Err(e),
                 };
                 if now.as_ref() != Some(want) {
                     return Err(stale(path, want, now.as_ref()));
@@ -316,13 +438,14 @@ impl Store for FolderStore {
 
     fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
         let (dir, name) = self.parent_of(path, true)?;
-        let file = dir
-            .open_with(name, OpenOptions::new().append(true).create(true))
-            .map_err(|e| io_err(e, path))?
-            .into_std();
+        let file = open_regular(
+            &dir,
+            name,
+            OpenOptions::new().read(true).append(true).create(true),
+            path.as_str(),
+        )?;
         file.lock().map_err(|e| io_err(e, path))?;
-        let mut f = &file;
-        let res = f.write_all(data).and_then(|_| file.sync_data());
+        let res = append_whole(&file, data);
         let _ = file.unlock();
         res.map_err(|e| io_err(e, path))
     }
@@ -357,6 +480,107 @@ impl Store for FolderStore {
                 },
                 modified_ms: to_millis(meta.modified()),
             });
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    fn clean_temp_files(&self, dir: &MemPath, deep: bool) -> Result<usize, StoreError> {
+        let mut removed = 0;
+        let start = match self.open_dir(dir, false) {
+            Ok(d) => d,
+            // No folder, no temp files (a change killed before it made the folder).
+            Err(StoreError::NotFound(_) | StoreError::InvalidPath(_)) => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let mut stack: Vec<(Dir, String)> = vec![(start, dir.to_string())];
+        if dir.is_root()
+            && let Ok(meta) = self.root.open_dir(META_DIR)
+        {
+            stack.push((meta, META_DIR.to_string()));
+        }
+        while let Some((d, shown)) = stack.pop() {
+            let Ok(entries) = d.entries() else { continue };
+            for ent in entries.flatten() {
+                let name = ent.file_name();
+                let Some(name) = name.to_str() else { continue };
+                let Ok(meta) = d.symlink_metadata(name) else {
+                    continue;
+                };
+                if meta.is_dir() {
+                    if deep
+                        && name != ".git"
+                        && let Ok(sub) = d.open_dir(name)
+                    {
+                        stack.push((sub, format!("{shown}/{name}")));
+                    }
+                    continue;
+                }
+                let Some(pid) = temp_owner(name) else {
+                    continue;
+                };
+                let old = meta
+                    .modified()
+                    .ok()
+                    .and_then(|m| m.into_std().elapsed().ok())
+                    .is_some_and(|age| age > TEMP_MAX_AGE);
+                if meta.is_file()
+                    && pid != std::process::id()
+                    && (old || process_gone(pid))
+                    && d.remove_file(name).is_ok()
+                {
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Every file under `dir`. Symlinked folders are not walked into: one may loop
+    /// (`notes/self -> .`) or show the same files twice; their files are reached under their
+    /// real path. A symlinked file inside the root is listed like any file.
+    fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.clone()];
+        while let Some(d) = stack.pop() {
+            let handle = match self.open_dir(&d, false) {
+                Ok(h) => h,
+                // A folder that vanished mid-walk (or a start that is a file) has no files.
+                Err(StoreError::NotFound(_)) if &d != dir => continue,
+                Err(e) => return Err(e),
+            };
+            for ent in handle.entries().map_err(|e| io_err(e, &d))? {
+                let ent = ent.map_err(|e| io_err(e, &d))?;
+                let name = ent.file_name();
+                let Some(name) = name.to_str() else { continue };
+                if is_hidden_internal(name) {
+                    continue;
+                }
+                let Ok(path) = d.join(name) else { continue };
+                let Ok(own) = handle.symlink_metadata(name) else {
+                    continue;
+                };
+                if own.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let meta = if own.file_type().is_symlink() {
+                    match handle.metadata(name) {
+                        Ok(m) if m.is_file() => m,
+                        _ => continue,
+                    }
+                } else if own.is_file() {
+                    own
+                } else {
+                    continue;
+                };
+                out.push(Entry {
+                    path,
+                    kind: EntryKind::File,
+                    size: meta.len(),
+                    modified_ms: to_millis(meta.modified()),
+                });
+            }
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
@@ -440,10 +664,11 @@ impl Store for FolderStore {
     }
 
     fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.root.read(format!("{META_DIR}/{name}")) {
+        let shown = format!("{META_DIR}/{name}");
+        match read_regular(&self.root, &shown, &shown) {
             Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err_str(e, &format!("{META_DIR}/{name}"))),
+            Err(StoreError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 

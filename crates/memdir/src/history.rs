@@ -11,6 +11,11 @@ use crate::store::StoreError;
 use jiff::Timestamp;
 use memdir_core::path::MemPath;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+fn git_warn(git: &Git, line: String) {
+    git.push_warning(line);
+}
 
 pub use crate::provenance::{BlameLine, Changes, HistoryEntry};
 
@@ -71,12 +76,33 @@ pub trait History: Send + Sync {
     /// conflict. Nothing is written: the engine writes the contents back through the store and
     /// records that as a new change.
     fn revert(&self, id: &str) -> Result<(String, Changes), StoreError>;
+
+    /// The paths among `paths` that history would stop recording if `rules` became the
+    /// `.gitignore` they sit under (a folder's git; other backends ignore nothing).
+    fn hidden_by_ignore(&self, rules: &str, paths: &[String]) -> Result<Vec<String>, StoreError> {
+        let _ = (rules, paths);
+        Ok(Vec::new())
+    }
+
+    /// Refuses a path history could never record (a file inside a nested repository), before
+    /// anything is written.
+    fn check_recordable(&self, path: &MemPath) -> Result<(), StoreError> {
+        let _ = path;
+        Ok(())
+    }
+
+    /// What went wrong since the last call without failing a change (a file left out of
+    /// history, a stale git lock removed), one line each, for the front end to show.
+    fn take_warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// History in a git repository at a folder's root.
 #[derive(Debug, Clone)]
 pub struct GitHistory {
     root: PathBuf,
+    warnings: Arc<Mutex<Vec<String>>>,
 }
 
 impl GitHistory {
@@ -84,21 +110,37 @@ impl GitHistory {
     pub fn new(root: &Path) -> GitHistory {
         GitHistory {
             root: root.to_path_buf(),
+            warnings: Arc::default(),
         }
     }
 
     fn repo(&self) -> Result<Git, StoreError> {
-        Git::open(&self.root).ok_or_else(|| {
+        Git::open(&self.root)?.ok_or_else(|| {
             StoreError::NotFound(
                 "this memory folder has no git history: run `memdir init` (without --no-git) to start one".into(),
             )
         })
     }
+
+    /// Runs `f` on the repository and keeps what it warned about.
+    fn with_repo<T>(&self, f: impl FnOnce(&Git) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let git = self.repo()?;
+        let out = f(&git);
+        let lines = git.take_warnings();
+        if !lines.is_empty() {
+            self.warnings
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(lines);
+        }
+        out
+    }
 }
 
 impl History for GitHistory {
     fn enabled(&self) -> bool {
-        self.root.join(".git").exists()
+        // A `.git` that is there but broken counts: opening it then says how to repair it.
+        std::fs::symlink_metadata(self.root.join(".git")).is_ok()
     }
 
     fn start(&self, at: Timestamp) -> Result<(), StoreError> {
@@ -106,14 +148,39 @@ impl History for GitHistory {
     }
 
     fn prepare(&self, at: Timestamp) -> Result<(), StoreError> {
-        self.repo()?.commit_hand_edits(at).map(drop)
+        self.with_repo(|git| {
+            for line in git.clear_stale_locks() {
+                git_warn(git, line);
+            }
+            git.commit_hand_edits(at).map(drop)
+        })
     }
 
     fn commit(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
-        let oid = self
-            .repo()?
-            .commit_all(change.actor, &change.message(), change.at)?;
+        let oid =
+            self.with_repo(|git| git.commit_all(change.actor, &change.message(), change.at))?;
         Ok(oid.map(|o| o.to_string()))
+    }
+
+    fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn hidden_by_ignore(&self, rules: &str, paths: &[String]) -> Result<Vec<String>, StoreError> {
+        self.repo()?.hidden_by(rules, paths)
+    }
+
+    fn check_recordable(&self, path: &MemPath) -> Result<(), StoreError> {
+        let mut dir = path.parent();
+        while let Some(d) = dir.filter(|d| !d.is_root()) {
+            if std::fs::symlink_metadata(self.root.join(d.as_str()).join(".git")).is_ok() {
+                return Err(StoreError::InvalidPath(format!(
+                    "{path} is inside {d}/, a separate git repository, which memdir's history cannot record: write it elsewhere, or remove {d}/.git"
+                )));
+            }
+            dir = d.parent();
+        }
+        Ok(())
     }
 
     fn history(

@@ -26,6 +26,9 @@ pub fn content_version(data: &[u8]) -> String {
     Version::of(data).as_str().to_string()
 }
 
+/// The most warnings kept until a front end takes them.
+const MAX_WARNINGS: usize = 64;
+
 /// The always-loaded file.
 pub const CORE_FILE: &str = "core.md";
 
@@ -55,6 +58,10 @@ pub struct Memory {
     expect: Precondition,
     force: bool,
     agent_surface: bool,
+    /// What went wrong without failing the operation, for the front end to show.
+    warnings: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Why `.memdir/config.toml` could not be read (then `config` is the defaults).
+    config_error: Option<String>,
 }
 
 /// The assembled context, most stable section first.
@@ -163,13 +170,24 @@ impl Memory {
     /// Opens a memory in any backend; reads `.memdir/config.toml` through its store.
     pub fn open_backend(backend: Backend, clock: Clock) -> Result<Memory, Error> {
         let Backend { store, history } = backend;
-        let config = match store.read_meta("config.toml")? {
-            Some(bytes) => {
-                Config::from_toml(&String::from_utf8_lossy(&bytes)).map_err(Error::Invalid)?
-            }
-            None => Config::default(),
+        // A bad config does not stop reads: they go on with the defaults and a warning, and
+        // every change is refused until the file is fixed (see `begin`).
+        let (config, config_error) = match store.read_meta("config.toml")? {
+            Some(bytes) => match Config::from_toml(&String::from_utf8_lossy(&bytes)) {
+                Ok(c) => (c, None),
+                Err(e) => (Config::default(), Some(e)),
+            },
+            None => (Config::default(), None),
         };
+        let warnings: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+        if let Some(e) = &config_error {
+            warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(format!("{e}; reading with the default settings, and changes are refused until it is fixed"));
+        }
         Ok(Memory {
+            config_error,
             store,
             history,
             config,
@@ -182,6 +200,7 @@ impl Memory {
             force: false,
             agent_surface: false,
             search_cache: None,
+            warnings,
         })
     }
 
@@ -239,6 +258,41 @@ impl Memory {
     /// True when this memory serves an agent's tools (see [`Memory::for_agent`]).
     pub(crate) fn is_agent_surface(&self) -> bool {
         self.agent_surface
+    }
+
+    /// Refuses a change while the config cannot be read: it would run on the wrong settings.
+    pub(crate) fn refuse_bad_config(&self) -> Result<(), Error> {
+        match &self.config_error {
+            Some(e) => Err(Error::Invalid(format!(
+                "{e}; fix it before changing memory"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps a warning: something went wrong that did not fail the operation.
+    pub(crate) fn warn(&self, line: String) {
+        let mut all = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        // A long-running server that never asks keeps only the latest few.
+        if all.len() >= MAX_WARNINGS {
+            all.remove(0);
+        }
+        all.push(line);
+    }
+
+    /// The warnings since the last call (a file git cannot record, a stale git lock removed,
+    /// an interrupted change finished, a change saved whose history lags), one line each.
+    /// Every copy made with a `with_*` method shares them.
+    pub fn take_warnings(&self) -> Vec<String> {
+        let all = std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()));
+        // The same file left out of two commits of one change is one warning.
+        let mut out: Vec<String> = Vec::with_capacity(all.len());
+        for line in all {
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+        out
     }
 
     /// Who is writing.
@@ -316,7 +370,7 @@ impl Memory {
     }
 
     /// Reads a file's bytes; `None` when it does not exist.
-    fn read_bytes_opt(&self, path: &MemPath) -> Result<Option<Vec<u8>>, Error> {
+    pub(crate) fn read_bytes_opt(&self, path: &MemPath) -> Result<Option<Vec<u8>>, Error> {
         match self.store.read(path) {
             Ok(b) => Ok(Some(b)),
             Err(StoreError::NotFound(_)) => Ok(None),
@@ -349,6 +403,8 @@ impl Memory {
     /// and proposals lines, the most recent `[context] log_days` days that have a log, live
     /// scratch notes, then a pointer to the rest. Missing layers are simply empty.
     pub fn context_sections(&self) -> Result<Vec<Section>, Error> {
+        // A change killed part-way may have left MEMORY.md behind its notes: finish it first.
+        self.heal_if_interrupted();
         let now = self.clock.now();
         let mut sections = Vec::new();
         let core = self.read_opt(&mp(CORE_FILE))?.unwrap_or_default();
@@ -511,8 +567,9 @@ impl Memory {
                 .map_err(|e| Error::Invalid(format!("writer: {e}")))?;
             writer_log_path(now.date(), &self.actor.writer)
         };
-        let tx = self.begin("log", &path)?;
-        self.store.append(&mp(&path), entry.as_bytes())?;
+        let file = MemPath::parse_file(&path)?;
+        let tx = self.begin_append("log", &file, &entry)?;
+        self.store.append(&file, entry.as_bytes())?;
         tx.commit()?;
         Ok(LogReceipt { path, entry })
     }
@@ -569,7 +626,8 @@ impl Memory {
     pub fn write(&self, path: &str, content: &str) -> Result<(), Error> {
         let p = MemPath::parse_file(path)?;
         self.refuse_gate_files(&p)?;
-        let tx = self.begin("write", p.as_str())?;
+        self.refuse_hiding_ignore(&p, content)?;
+        let mut tx = self.begin("write", p.as_str())?;
         if p.as_str() == CORE_FILE {
             let _lock = self.store.lock(LockName::File(&p))?;
             let current = self.read_opt(&p)?;
@@ -595,11 +653,79 @@ impl Memory {
             let current = current.map(|b| String::from_utf8_lossy(&b).into_owned());
             let content = &crate::trust::label(self, &p, current.as_deref(), content)?;
             match crate::notes::write_hook(self, &p, content, false, &self.expect) {
-                Some(done) => done?,
+                Some(done) => self.applied_anyway(&mut tx, &p, content, done)?,
                 None => drop(self.store.write_if(&p, content.as_bytes(), &self.expect)?),
             }
         }
         tx.commit()
+    }
+
+    /// Refuses a `.gitignore` that would hide memory from history: any file there now, or one
+    /// of the layout's files, that git records today and would not after the write.
+    fn refuse_hiding_ignore(&self, p: &MemPath, content: &str) -> Result<(), Error> {
+        if p.file_name() != Some(".gitignore") {
+            return Ok(());
+        }
+        let Some(h) = self.history_backend() else {
+            return Ok(());
+        };
+        let dir = p.parent().unwrap_or_default();
+        let mut paths: Vec<String> = self
+            .store
+            .walk(&dir)?
+            .into_iter()
+            .filter(|e| e.path != *p)
+            .filter_map(|e| {
+                let rel = e.path.as_str().strip_prefix(dir.as_str())?;
+                Some(rel.trim_start_matches('/').to_string())
+            })
+            .collect();
+        for layout in [
+            "core.md",
+            "MEMORY.md",
+            "state.md",
+            "log/2026-01-01.md",
+            "notes/a.md",
+            "a.md",
+        ] {
+            paths.push(layout.to_string());
+        }
+        let hidden = h.hidden_by_ignore(content, &paths)?;
+        if let Some(first) = hidden.first() {
+            let first = if dir.is_root() {
+                first.clone()
+            } else {
+                format!("{dir}/{first}")
+            };
+            return Err(Error::Invalid(format!(
+                "{p} would hide memory from history ({first} and {} more would no longer be recorded): ignore only files that are not memory",
+                hidden.len() - 1
+            )));
+        }
+        Ok(())
+    }
+
+    /// A note write whose follow-up (`MEMORY.md`) failed after the note itself was written is
+    /// applied: it is reported with a warning, and the next change regenerates the index. A
+    /// failure before the write is the change's failure.
+    fn applied_anyway(
+        &self,
+        tx: &mut crate::change::Tx<'_>,
+        p: &MemPath,
+        content: &str,
+        done: Result<(), Error>,
+    ) -> Result<(), Error> {
+        let Err(e) = done else { return Ok(()) };
+        let written = matches!(e.kind(), crate::ErrorKind::Backend)
+            && self.read_bytes_opt(p).ok().flatten().as_deref() == Some(content.as_bytes());
+        if !written {
+            return Err(e);
+        }
+        self.warn(format!(
+            "{p} is saved, but updating MEMORY.md failed ({e}): the next change or `memdir context` regenerates it"
+        ));
+        tx.lagging();
+        Ok(())
     }
 
     /// Replaces exactly one occurrence of `old` with `new` in a file.
@@ -621,7 +747,7 @@ impl Memory {
     pub fn edit_with(&self, path: &str, op: &EditOp<'_>) -> Result<String, Error> {
         let p = MemPath::parse_file(path)?;
         self.refuse_gate_files(&p)?;
-        let tx = self.begin("edit", p.as_str())?;
+        let mut tx = self.begin("edit", p.as_str())?;
         let _lock = self.store.lock(LockName::File(&p))?;
         let (bytes, read_version) = self.store.read_versioned(&p)?;
         self.check_base(&p, Some(&bytes))?;
@@ -647,9 +773,10 @@ impl Memory {
                 return Err(proposed(&id));
             }
         }
+        self.refuse_hiding_ignore(&p, &updated)?;
         let updated = crate::trust::label(self, &p, Some(&text), &updated)?;
         match crate::notes::write_hook(self, &p, &updated, true, &pre) {
-            Some(done) => done?,
+            Some(done) => self.applied_anyway(&mut tx, &p, &updated, done)?,
             None => drop(self.store.write_if(&p, updated.as_bytes(), &pre)?),
         }
         tx.commit()?;
@@ -747,6 +874,10 @@ impl Memory {
             }
         }
         crate::archive::sweep(self, dry_run, &mut report)?;
+        if !dry_run {
+            // Temp files of writes that were killed (only memdir's own names, of dead processes).
+            self.store.clean_temp_files(&MemPath::root(), true)?;
+        }
         if let Some(tx) = tx {
             tx.commit()?;
         }

@@ -11,7 +11,7 @@
 //! back through the [`Store`] (so confinement holds), then commits that.
 
 use crate::store::{Store, StoreError};
-use git2::{IndexAddOption, Oid, Repository, Signature, StatusOptions, Time};
+use git2::{Oid, Repository, Signature, StatusOptions, Time};
 use jiff::Timestamp;
 use memdir_core::path::MemPath;
 use serde::Serialize;
@@ -120,6 +120,17 @@ pub struct BlameLine {
 /// A git repository at the memory root.
 pub struct Git {
     repo: Repository,
+    warnings: std::cell::RefCell<Vec<String>>,
+}
+
+/// How long a fresh git lock file is left to its owner before memdir takes it as stale.
+pub const GIT_LOCK_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn broken(root: &Path, why: &str) -> StoreError {
+    StoreError::Backend(format!(
+        "the git repository at {} is broken ({why}): repair it (`git fsck`), or move .git away and run `memdir init` to start a new history",
+        root.join(".git").display()
+    ))
 }
 
 fn backend(e: git2::Error) -> StoreError {
@@ -158,12 +169,80 @@ pub fn message(op: &str, path: &str, reason: Option<&str>, source: Source) -> St
 }
 
 impl Git {
-    /// Opens the repository at `root`, if there is one.
-    pub fn open(root: &Path) -> Option<Git> {
-        if !root.join(".git").exists() {
-            return None;
+    fn from_repo(repo: Repository) -> Git {
+        Git {
+            repo,
+            warnings: std::cell::RefCell::default(),
         }
-        Repository::open(root).ok().map(|repo| Git { repo })
+    }
+
+    /// Keeps a warning for [`Git::take_warnings`].
+    pub fn push_warning(&self, line: String) {
+        self.warn(line);
+    }
+
+    fn warn(&self, line: String) {
+        self.warnings.borrow_mut().push(line);
+    }
+
+    /// What went wrong but did not stop the commit (files left out of history), one line each.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.borrow_mut())
+    }
+
+    /// Opens the repository at `root`: `None` when there is none, an error that says how to
+    /// repair it when `.git` is there but broken (no objects, a `.git` file pointing nowhere),
+    /// so history is never switched off silently.
+    pub fn open(root: &Path) -> Result<Option<Git>, StoreError> {
+        let dot_git = root.join(".git");
+        if std::fs::symlink_metadata(&dot_git).is_err() {
+            return Ok(None);
+        }
+        match Repository::open(root) {
+            Ok(repo) if repo.workdir().is_some() => Ok(Some(Git::from_repo(repo))),
+            Ok(_) => Err(broken(root, "it is a bare repository")),
+            Err(e) => Err(broken(root, e.message())),
+        }
+    }
+
+    /// Removes git's lock files that a killed memdir left (`.git/index.lock`, `HEAD.lock`, the
+    /// branch's `refs/heads/<branch>.lock`), which would fail every later commit. Called only
+    /// under memdir's `git` change lock, so no memdir process is inside git; a lock younger than
+    /// [`GIT_LOCK_GRACE`] may be a person's `git` command and is given that long to finish.
+    /// Returns one line per lock removed.
+    pub fn clear_stale_locks(&self) -> Vec<String> {
+        let dir = self.repo.path();
+        let mut locks = vec![dir.join("index.lock"), dir.join("HEAD.lock")];
+        if let Ok(head) = self.repo.find_reference("HEAD")
+            && let Ok(Some(target)) = head.symbolic_target()
+        {
+            locks.push(dir.join(format!("{target}.lock")));
+        }
+        let mut removed = Vec::new();
+        for lock in locks {
+            let Ok(meta) = std::fs::symlink_metadata(&lock) else {
+                continue;
+            };
+            let age = meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .unwrap_or_default();
+            if age < GIT_LOCK_GRACE {
+                std::thread::sleep(GIT_LOCK_GRACE - age);
+            }
+            if std::fs::remove_file(&lock).is_ok() {
+                let shown = lock
+                    .strip_prefix(dir)
+                    .unwrap_or(&lock)
+                    .display()
+                    .to_string();
+                removed.push(format!(
+                    "removed a stale git lock .git/{shown} left by an interrupted change"
+                ));
+            }
+        }
+        removed
     }
 
     /// Makes `root` a repository (idempotent) with `.memdir/` excluded, and commits what is
@@ -181,7 +260,7 @@ impl Git {
             let text = format!("{current}# memdir's own state and temp files\n/.memdir/\n.*.tmp\n");
             std::fs::write(&exclude, text).map_err(|e| StoreError::Backend(format!("git: {e}")))?;
         }
-        let git = Git { repo };
+        let git = Git::from_repo(repo);
         git.commit_all(
             &Actor {
                 writer: "memdir".into(),
@@ -193,22 +272,60 @@ impl Git {
         Ok(git)
     }
 
-    /// True when the working tree differs from HEAD (ignoring excluded files).
-    fn dirty(&self) -> Result<bool, StoreError> {
+    /// The paths that differ from the index (ignoring excluded files): `(path, deleted)`.
+    fn changed_paths(&self) -> Result<Vec<(String, bool)>, StoreError> {
         let mut opts = StatusOptions::new();
         opts.include_untracked(true)
             .recurse_untracked_dirs(true)
-            .include_ignored(false);
-        Ok(!self
-            .repo
-            .statuses(Some(&mut opts))
-            .map_err(backend)?
-            .is_empty())
+            .include_ignored(false)
+            .include_unmodified(false);
+        let statuses = self.repo.statuses(Some(&mut opts)).map_err(backend)?;
+        let mut out = Vec::new();
+        for entry in statuses.iter() {
+            let Ok(path) = entry.path() else { continue };
+            let st = entry.status();
+            let worktree = st.intersects(
+                git2::Status::WT_NEW
+                    | git2::Status::WT_MODIFIED
+                    | git2::Status::WT_DELETED
+                    | git2::Status::WT_TYPECHANGE
+                    | git2::Status::WT_RENAMED,
+            );
+            let staged = st.intersects(
+                git2::Status::INDEX_NEW
+                    | git2::Status::INDEX_MODIFIED
+                    | git2::Status::INDEX_DELETED
+                    | git2::Status::INDEX_TYPECHANGE
+                    | git2::Status::INDEX_RENAMED,
+            );
+            if worktree || staged {
+                out.push((path.to_string(), st.contains(git2::Status::WT_DELETED)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The paths among `paths` (relative to `dir`) that git would stop recording if `rules`
+    /// were the `.gitignore` of `dir`, and does record today.
+    pub fn hidden_by(&self, rules: &str, paths: &[String]) -> Result<Vec<String>, StoreError> {
+        let before: Vec<bool> = paths
+            .iter()
+            .map(|p| self.repo.is_path_ignored(p).unwrap_or(false))
+            .collect();
+        // The rules go to this handle only (libgit2 keeps them in memory), never to disk.
+        let check = Repository::open(self.repo.path()).map_err(backend)?;
+        check.add_ignore_rule(rules).map_err(backend)?;
+        Ok(paths
+            .iter()
+            .zip(before)
+            .filter(|(p, was)| !was && check.is_path_ignored(p.as_str()).unwrap_or(false))
+            .map(|(p, _)| p.clone())
+            .collect())
     }
 
     /// Commits edits made by hand since the last commit, authored `hand-edit`.
     pub fn commit_hand_edits(&self, now: Timestamp) -> Result<Option<Oid>, StoreError> {
-        if !self.dirty()? {
+        if self.changed_paths()?.is_empty() {
             return Ok(None);
         }
         let actor = Actor {
@@ -230,12 +347,38 @@ impl Git {
         now: Timestamp,
     ) -> Result<Option<Oid>, StoreError> {
         let mut index = self.repo.index().map_err(backend)?;
-        index
-            .add_all(["*"], IndexAddOption::DEFAULT, None)
-            .map_err(backend)?;
-        index.update_all(["*"], None).map_err(backend)?;
+        // Each changed path is staged on its own, so one file git cannot record (a name it
+        // refuses, a nested repository, a folder nested too deep; put there by hand, as memdir
+        // refuses such paths) is left out with a warning instead of stopping every commit.
+        for (path, deleted) in self.changed_paths()? {
+            let p = Path::new(&path);
+            if !deleted && let Err(e) = MemPath::parse(path.trim_end_matches('/')) {
+                self.warn(format!(
+                    "{path} stays out of history: {e}; rename or remove it"
+                ));
+                continue;
+            }
+            let staged = if deleted {
+                index.remove_path(p)
+            } else {
+                index.add_path(p)
+            };
+            if let Err(e) = staged {
+                self.warn(format!(
+                    "git cannot record {path} ({}), so it stays out of history: rename or remove it",
+                    e.message()
+                ));
+            }
+        }
+        let tree_id = match index.write_tree() {
+            Ok(t) => t,
+            Err(e) => {
+                // Fall back to HEAD's index so a bad entry never sticks in git's index file.
+                let _ = index.read(true);
+                return Err(backend(e));
+            }
+        };
         index.write().map_err(backend)?;
-        let tree_id = index.write_tree().map_err(backend)?;
         let parent = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok());
         if let Some(p) = &parent
             && p.tree_id() == tree_id

@@ -222,6 +222,13 @@ pub trait Store: Locks {
         Ok(out)
     }
 
+    /// Removes temp files that writes killed part-way left in `dir` (under it too, with
+    /// `deep`): only the backend's own temp names, of writers that are gone. Returns how many.
+    fn clean_temp_files(&self, dir: &MemPath, deep: bool) -> Result<usize, StoreError> {
+        let _ = (dir, deep);
+        Ok(0)
+    }
+
     /// Every file under `dir`, depth first, in path order.
     fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
         let mut out = Vec::new();

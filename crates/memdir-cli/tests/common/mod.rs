@@ -123,3 +123,14 @@ pub fn git(f: &Fixture, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Runs git in any folder; panics when git fails.
+pub fn git_in(dir: &Path, args: &[&str]) {
+    let st = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(st.success(), "git {args:?} failed");
+}
