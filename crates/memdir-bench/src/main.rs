@@ -3,10 +3,12 @@
 //! ```text
 //! cargo run -p memdir-bench --release -- locomo [--data PATH]
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench speed
+//! cargo run -p memdir-bench --release -- stores --s3 http://127.0.0.1:5055 [--pg URL]
 //! ```
 
 mod locomo;
 mod speed;
+mod stores;
 
 use clap::{Parser, Subcommand};
 
@@ -24,11 +26,14 @@ enum Command {
     Locomo(locomo::Args),
     /// Search speed on a generated year of memory, side by side with grep and rg.
     Speed(speed::Args),
+    /// Per-operation latency on a folder, S3 (and PostgreSQL), and the S3 search cache.
+    Stores(stores::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Locomo(a) => locomo::run(a),
         Command::Speed(a) => speed::run(a),
+        Command::Stores(a) => stores::run(a),
     }
 }

@@ -118,6 +118,24 @@ impl Tenant {
         Ok(out)
     }
 
+    /// The newest change's sequence number (0 when there is none), from the listing's first
+    /// page only: keys sort newest first.
+    async fn newest_seq(&self) -> Result<u64, StoreError> {
+        use futures::StreamExt;
+        let prefix = self.state_key("journal")?;
+        let mut listing = self.os.list(Some(&prefix));
+        self.count_list();
+        match listing.next().await {
+            None => Ok(0),
+            Some(Ok(o)) => Ok(o
+                .location
+                .filename()
+                .and_then(parse_key)
+                .map_or(0, |(seq, _)| seq)),
+            Some(Err(e)) => Err(crate::s3_err("list", e)),
+        }
+    }
+
     async fn record_at(&self, key: &object_store::path::Path) -> Result<Arc<Record>, StoreError> {
         let id = format!("{}|{}|{key}", self.endpoint, self.url.bucket);
         if let Some(r) = seen().lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
@@ -181,7 +199,7 @@ impl Tenant {
         let summary = message.lines().next().unwrap_or_default().to_string();
         // The next number after the newest; a concurrent recorder that took it makes us retry.
         for _ in 0..20 {
-            let seq = self.journal().await?.first().map_or(1, |(_, s, _)| s + 1);
+            let seq = self.newest_seq().await? + 1;
             let id = memdir::content_version(
                 format!("{}\n{seq}\n{at_s}\n{writer}\n{message}", self.url.tenant).as_bytes(),
             );

@@ -255,6 +255,10 @@ impl Tenant {
         MemPath::parse(rest).ok().filter(|p| !p.is_root())
     }
 
+    pub(crate) fn count_list(&self) {
+        bump(&self.counts.list);
+    }
+
     pub(crate) fn counts(&self) -> RequestCounts {
         let c = &self.counts;
         RequestCounts {
