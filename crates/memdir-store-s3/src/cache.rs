@@ -24,12 +24,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+/// An entry held in memory: its ETag, bytes and when it was last used (a tick count).
+type Held = (String, Vec<u8>, u64);
+
 /// File contents by key and ETag, on disk or in memory.
 pub struct Cache {
     dir: Option<PathBuf>,
     cap: u64,
-    /// Entries held in memory (when there is no folder): name → (ETag, bytes, last use).
-    mem: Mutex<HashMap<String, (String, Vec<u8>, u64)>>,
+    /// Entries held in memory (when there is no folder), by name.
+    mem: Mutex<HashMap<String, Held>>,
     clock: std::sync::atomic::AtomicU64,
 }
 

@@ -114,7 +114,7 @@ impl Tenant {
                 Some((o.location, seq, id))
             })
             .collect();
-        out.sort_by(|a, b| b.1.cmp(&a.1));
+        out.sort_by_key(|k| std::cmp::Reverse(k.1));
         Ok(out)
     }
 

@@ -1158,13 +1158,13 @@ fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(cap / 2 + jitter / 2)
 }
 
+/// Where the leader of a batch tells one waiting append how it went.
+type Answer = tokio::sync::oneshot::Sender<Result<(), StoreError>>;
+
 /// Appends waiting for one file on one store: the first caller sends everyone's bytes.
 #[derive(Default)]
 struct Batch {
-    queue: Vec<(
-        Vec<u8>,
-        tokio::sync::oneshot::Sender<Result<(), StoreError>>,
-    )>,
+    queue: Vec<(Vec<u8>, Answer)>,
     leading: bool,
 }
 
