@@ -4,11 +4,13 @@
 //! cargo run -p memdir-bench --release -- locomo [--data PATH]
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench speed
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench crash --trials 1000
+//! cargo run -p memdir-bench --release -- stores --s3 http://127.0.0.1:5055 [--pg URL]
 //! ```
 
 mod crash;
 mod locomo;
 mod speed;
+mod stores;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +30,8 @@ enum Command {
     Speed(speed::Args),
     /// SIGKILL memdir at random points of every kind of write; check nothing tears or is lost.
     Crash(crash::Args),
+    /// Per-operation latency on a folder, S3 (and PostgreSQL), and the S3 search cache.
+    Stores(stores::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -35,5 +39,6 @@ fn main() -> anyhow::Result<()> {
         Command::Locomo(a) => locomo::run(a),
         Command::Speed(a) => speed::run(a),
         Command::Crash(a) => crash::run(a),
+        Command::Stores(a) => stores::run(a),
     }
 }

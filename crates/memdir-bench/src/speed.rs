@@ -70,7 +70,7 @@ fn sentence(rng: &mut Rng, words: &[&str]) -> String {
 }
 
 /// Writes `days` daily logs and `notes` notes under `root`; returns the bytes written.
-fn generate(
+pub(crate) fn generate(
     root: &Path,
     days: usize,
     notes: usize,

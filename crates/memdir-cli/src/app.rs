@@ -285,7 +285,7 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
     };
     let root = match &location {
         Location::Folder(r) => r.clone(),
-        Location::Postgres(_) => PathBuf::from("."),
+        Location::Postgres(_) | Location::S3(_) => PathBuf::from("."),
     };
     let search_cache = match &location {
         Location::Folder(_) => None,

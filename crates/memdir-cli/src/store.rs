@@ -13,6 +13,9 @@ pub enum Location {
     Folder(PathBuf),
     /// A PostgreSQL database and tenant: `postgres://HOST/DB?tenant=NAME`.
     Postgres(String),
+    /// A bucket, prefix and tenant in S3 or an S3-compatible server:
+    /// `s3://BUCKET/PREFIX?tenant=NAME`, reached with the `AWS_*` environment variables.
+    S3(String),
 }
 
 impl Location {
@@ -21,6 +24,11 @@ impl Location {
     pub fn parse(s: &str) -> Result<Location, CliError> {
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
             return Ok(Location::Postgres(s.to_string()));
+        }
+        if s.starts_with("s3://") {
+            // Checked now, so a bad URL fails before anything is opened.
+            memdir_store_s3::S3Url::parse(s)?;
+            return Ok(Location::S3(s.to_string()));
         }
         if let Some(path) = s.strip_prefix("file://") {
             return Ok(Location::Folder(PathBuf::from(path)));
@@ -32,7 +40,7 @@ impl Location {
                 .all(|c| c.is_ascii_alphanumeric() || c == '+')
         {
             return Err(CliError::invalid(format!(
-                "unknown store {scheme}://: use a folder path or postgres://HOST/DB?tenant=NAME"
+                "unknown store {scheme}://: use a folder path, postgres://HOST/DB?tenant=NAME or s3://BUCKET/PREFIX?tenant=NAME"
             )));
         }
         if s.is_empty() {
@@ -48,6 +56,7 @@ impl Location {
         match self {
             Location::Folder(p) => p.display().to_string(),
             Location::Postgres(url) => hide_password(url),
+            Location::S3(url) => url.clone(),
         }
     }
 
@@ -90,8 +99,36 @@ impl Location {
                 };
                 Ok(store.backend())
             }
+            Location::S3(url) => {
+                let config = s3_config(url)?;
+                let store = if create {
+                    memdir_store_s3::S3Store::create(config)?
+                } else {
+                    memdir_store_s3::S3Store::open(config)?
+                };
+                Ok(store.backend())
+            }
         }
     }
+}
+
+/// The settings of an S3 store: credentials, region and endpoint from the usual `AWS_*`
+/// environment variables, and the search cache under the user's cache folder. They are read
+/// here, when a store is opened, because `export --to` and `import --from` open a second one.
+fn s3_config(url: &str) -> Result<memdir_store_s3::S3Config, CliError> {
+    let mut config = memdir_store_s3::S3Config::new(url)?.with_aws_vars(std::env::vars());
+    let cache_home = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        });
+    if let Some(c) = cache_home {
+        config = config.with_cache_dir(c.join("memdir").join("s3"));
+    }
+    Ok(config)
 }
 
 /// `scheme://user:secret@host` → `scheme://user@host`.
@@ -129,6 +166,14 @@ mod tests {
         ));
         assert_eq!(
             Location::parse("s3://bucket").unwrap_err().code,
+            exit::INVALID
+        );
+        assert_eq!(
+            Location::parse("s3://bucket/mem?tenant=alice").unwrap(),
+            Location::S3("s3://bucket/mem?tenant=alice".into())
+        );
+        assert_eq!(
+            Location::parse("gs://bucket").unwrap_err().code,
             exit::INVALID
         );
         assert_eq!(

@@ -1,0 +1,439 @@
+//! History in the bucket: one journal object per change, contents kept by version.
+//!
+//! While a history is attached, every store write notes the file's version before its first
+//! change since the last record (keeping that content under `blobs/<version>`) and the bytes
+//! after its latest. [`History::commit`] (called by the engine under the `git` lock) turns
+//! those notes into one journal object, `journal/<19 digits: 9999999999999999999 - seq>-<id>`,
+//! a JSON record of who, when, why and each file's version before and after, and keeps the new
+//! contents under `blobs/`. The key's descending number makes a listing newest first, and the
+//! id in the key lets `undo <prefix>` find a change from the listing alone. Journal objects
+//! never change once written, so this process keeps the ones it has read.
+//!
+//! History, blame and revert read the journal and answer in the shape of a folder's git
+//! history. What is recorded is what memdir wrote: objects changed in the bucket by other
+//! tools are not noticed until memdir next writes them (then their state at that moment is the
+//! "before" of that change).
+
+use crate::Tenant;
+use bytes::Bytes;
+use memdir::history::{Change, History};
+use memdir::provenance::{BlameLine, Changes, HistoryEntry};
+use memdir::store::Version;
+use memdir::{Source, StoreError};
+use memdir_core::path::MemPath;
+use object_store::PutMode;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What `start` records: the memory as `init` left it, authored by memdir itself.
+const INIT_MESSAGE: &str = "init memory folder\n";
+
+/// The largest sequence number; keys count down from it.
+const TOP: u64 = 9_999_999_999_999_999_999;
+
+/// A memory's change history.
+pub struct S3History {
+    pub(crate) t: Arc<Tenant>,
+    pub(crate) bridge: Arc<crate::bridge::Bridge>,
+}
+
+/// One file of a change: its version before and after (`None`: absent).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct FileChange {
+    path: String,
+    before: Option<String>,
+    after: Option<String>,
+}
+
+/// One change, as its journal object holds it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Record {
+    id: String,
+    seq: u64,
+    at_s: i64,
+    writer: String,
+    source: Option<String>,
+    summary: String,
+    reason: Option<String>,
+    message: String,
+    files: Vec<FileChange>,
+}
+
+impl Record {
+    fn entry(&self) -> HistoryEntry {
+        HistoryEntry {
+            commit: self.id.clone(),
+            writer: self.writer.clone(),
+            date: rfc3339(self.at_s),
+            summary: self.summary.clone(),
+            reason: self.reason.clone(),
+            source: self.source.clone(),
+        }
+    }
+
+    fn touches(&self, path: &MemPath) -> bool {
+        let p = path.as_str();
+        self.files.iter().any(|f| {
+            f.path == p || (f.path.starts_with(p) && f.path.as_bytes().get(p.len()) == Some(&b'/'))
+        })
+    }
+}
+
+fn rfc3339(at_s: i64) -> String {
+    jiff::Timestamp::from_second(at_s)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+}
+
+/// Journal objects read by this process, by key: they never change.
+type Seen = Mutex<HashMap<String, Arc<Record>>>;
+
+fn seen() -> &'static Seen {
+    static SEEN: std::sync::OnceLock<Seen> = std::sync::OnceLock::new();
+    SEEN.get_or_init(Seen::default)
+}
+
+/// A journal key's sequence number and change id.
+fn parse_key(leaf: &str) -> Option<(u64, &str)> {
+    let (n, id) = leaf.split_once('-')?;
+    Some((TOP.checked_sub(n.parse().ok()?)?, id))
+}
+
+impl Tenant {
+    /// The journal's keys, newest first, with their sequence numbers and ids.
+    async fn journal(&self) -> Result<Vec<(object_store::path::Path, u64, String)>, StoreError> {
+        let prefix = self.state_key("journal")?;
+        let mut out: Vec<_> = self
+            .list_all(&prefix)
+            .await?
+            .into_iter()
+            .filter_map(|o| {
+                let leaf = o.location.filename()?.to_string();
+                let (seq, id) = parse_key(&leaf)?;
+                let id = id.to_string();
+                Some((o.location, seq, id))
+            })
+            .collect();
+        out.sort_by_key(|k| std::cmp::Reverse(k.1));
+        Ok(out)
+    }
+
+    /// The newest change's sequence number (0 when there is none), from the listing's first
+    /// page only: keys sort newest first.
+    async fn newest_seq(&self) -> Result<u64, StoreError> {
+        use futures::StreamExt;
+        let prefix = self.state_key("journal")?;
+        let mut listing = self.os.list(Some(&prefix));
+        self.count_list();
+        match listing.next().await {
+            None => Ok(0),
+            Some(Ok(o)) => Ok(o
+                .location
+                .filename()
+                .and_then(parse_key)
+                .map_or(0, |(seq, _)| seq)),
+            Some(Err(e)) => Err(crate::s3_err("list", e)),
+        }
+    }
+
+    async fn record_at(&self, key: &object_store::path::Path) -> Result<Arc<Record>, StoreError> {
+        let id = format!("{}|{}|{key}", self.endpoint, self.url.bucket);
+        if let Some(r) = seen().lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+            return Ok(r.clone());
+        }
+        let Some((body, _)) = self.get(key).await? else {
+            return Err(StoreError::Backend(format!(
+                "s3: the history entry {key} vanished while it was read"
+            )));
+        };
+        let r: Arc<Record> = Arc::new(serde_json::from_slice(&body).map_err(|e| {
+            StoreError::Backend(format!("s3: a history entry ({key}) is damaged: {e}"))
+        })?);
+        seen()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, r.clone());
+        Ok(r)
+    }
+
+    async fn blob(&self, v: Option<&str>) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(v) = v else { return Ok(None) };
+        let key = self.state_key(&format!("blobs/{v}"))?;
+        match self.get(&key).await? {
+            Some((b, _)) => Ok(Some(b.to_vec())),
+            None => Err(StoreError::Backend(format!(
+                "s3: the content of version {} is missing from the history",
+                v.get(..12).unwrap_or(v)
+            ))),
+        }
+    }
+
+    /// Records what changed since the last record as one change; `None` when nothing did.
+    async fn record(
+        &self,
+        writer: String,
+        source: Option<String>,
+        message: String,
+        reason: Option<String>,
+        at_s: i64,
+        files: Vec<(MemPath, Option<Version>, Option<Bytes>)>,
+    ) -> Result<Option<String>, StoreError> {
+        let mut changed = Vec::new();
+        for (path, before, after) in files {
+            let after_v = after.as_ref().map(|b| Version::of(b));
+            if before == after_v {
+                continue;
+            }
+            if let (Some(v), Some(b)) = (&after_v, after) {
+                self.keep_blob(v, Some(b), None).await?;
+            }
+            changed.push(FileChange {
+                path: path.as_str().to_string(),
+                before: before.map(|v| v.as_str().to_string()),
+                after: after_v.map(|v| v.as_str().to_string()),
+            });
+        }
+        if changed.is_empty() {
+            return Ok(None);
+        }
+        let summary = message.lines().next().unwrap_or_default().to_string();
+        // The next number after the newest; a concurrent recorder that took it makes us retry.
+        for _ in 0..20 {
+            let seq = self.newest_seq().await? + 1;
+            let id = memdir::content_version(
+                format!("{}\n{seq}\n{at_s}\n{writer}\n{message}", self.url.tenant).as_bytes(),
+            );
+            let record = Record {
+                id: id.clone(),
+                seq,
+                at_s,
+                writer: writer.clone(),
+                source: source.clone(),
+                summary: summary.clone(),
+                reason: reason.clone(),
+                message: message.clone(),
+                files: changed.clone(),
+            };
+            let body = serde_json::to_vec(&record)
+                .map_err(|e| StoreError::Backend(format!("s3: cannot write history: {e}")))?;
+            let key = self.state_key(&format!("journal/{:019}-{id}", TOP - seq))?;
+            if let crate::Put::Done(_) = self
+                .put(&key, Bytes::from(body), PutMode::Create, None)
+                .await?
+            {
+                return Ok(Some(id));
+            }
+        }
+        Err(StoreError::Conflict(
+            "could not record the change: other writers kept recording at the same time; try again"
+                .into(),
+        ))
+    }
+
+    /// Takes the notes of what changed since the last record.
+    fn drain_pending(&self) -> Vec<(MemPath, Option<Version>, Option<Bytes>)> {
+        std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_iter()
+            .map(|(p, n)| (p, n.before, n.after))
+            .collect()
+    }
+
+    async fn start(&self, at_s: i64) -> Result<(), StoreError> {
+        if !self.journal().await?.is_empty() {
+            return Ok(());
+        }
+        // Everything there now is the first change, as a folder's first commit.
+        self.drain_pending();
+        let mut files = Vec::new();
+        for (e, _) in self.walk(&MemPath::root()).await? {
+            if let Some((b, _)) = self.get(&self.key(&e.path)?).await? {
+                files.push((e.path, None, Some(b)));
+            }
+        }
+        self.record(
+            "memdir".into(),
+            Some(Source::User.as_str().to_string()),
+            INIT_MESSAGE.into(),
+            None,
+            at_s,
+            files,
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn history(
+        &self,
+        path: Option<MemPath>,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let mut out = Vec::new();
+        for (key, _, _) in self.journal().await? {
+            if out.len() >= limit {
+                break;
+            }
+            let r = self.record_at(&key).await?;
+            if path.as_ref().is_none_or(|p| r.touches(p)) {
+                out.push(r.entry());
+            }
+        }
+        Ok(out)
+    }
+
+    async fn blame(&self, path: MemPath) -> Result<Vec<BlameLine>, StoreError> {
+        let mut records = Vec::new();
+        for (key, _, _) in self.journal().await?.into_iter().rev() {
+            let r = self.record_at(&key).await?;
+            if let Some(f) = r.files.iter().find(|f| f.path == path.as_str()) {
+                let f = f.clone();
+                records.push((r, f));
+            }
+        }
+        // Each line of the latest version, with the change that last touched it.
+        let mut lines: Vec<(String, usize)> = Vec::new();
+        let mut exists = false;
+        for (me, (_, f)) in records.iter().enumerate() {
+            let Some(content) = self.blob(f.after.as_deref()).await? else {
+                lines.clear();
+                exists = false;
+                continue;
+            };
+            exists = true;
+            let text = String::from_utf8_lossy(&content);
+            lines = memdir::history::carry_lines(&lines, &text, me);
+        }
+        if !exists {
+            return Err(StoreError::NotFound(format!("{path} has no history yet")));
+        }
+        Ok(lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, (text, owner))| {
+                let r = &records[owner].0;
+                BlameLine {
+                    line: i + 1,
+                    commit: r.id.clone(),
+                    writer: r.writer.clone(),
+                    date: rfc3339(r.at_s),
+                    reason: r.reason.clone(),
+                    text,
+                }
+            })
+            .collect())
+    }
+
+    async fn revert(&self, prefix: String) -> Result<(String, Changes), StoreError> {
+        let no_such =
+            || StoreError::NotFound(format!("no commit {prefix:?}: see `memdir history`"));
+        if prefix.is_empty() || !prefix.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(no_such());
+        }
+        let want = prefix.to_ascii_lowercase();
+        let journal = self.journal().await?;
+        let found: Vec<_> = journal
+            .iter()
+            .filter(|(_, _, id)| id.starts_with(&want))
+            .collect();
+        let (key, seq, _) = match found.as_slice() {
+            [one] => *one,
+            [] => return Err(no_such()),
+            _ => {
+                return Err(StoreError::InvalidPath(format!(
+                    "commit {prefix:?} is ambiguous: give more of its id"
+                )));
+            }
+        };
+        if journal.last().is_some_and(|(_, first, _)| first == seq) {
+            return Err(StoreError::Conflict(
+                "cannot undo the first commit: it created the folder".into(),
+            ));
+        }
+        let r = self.record_at(key).await?;
+        let conflict = || {
+            StoreError::Conflict(format!(
+                "cannot undo {}: later changes touch the same lines; edit the file instead",
+                r.id.get(..8).unwrap_or(&r.id)
+            ))
+        };
+        let mut out = Changes::new();
+        for f in &r.files {
+            let path = MemPath::parse_file(&f.path)
+                .map_err(|e| StoreError::Backend(format!("s3: stored path: {e}")))?;
+            let before = self.blob(f.before.as_deref()).await?;
+            let after = self.blob(f.after.as_deref()).await?;
+            let now = self.get(&self.key(&path)?).await?.map(|(b, _)| b.to_vec());
+            let want = if now == after {
+                before
+            } else if now == before {
+                continue;
+            } else {
+                match (&before, &after, &now) {
+                    (Some(b), Some(a), Some(n)) => {
+                        Some(memdir::history::merge_lines(a, n, b).ok_or_else(conflict)?)
+                    }
+                    _ => return Err(conflict()),
+                }
+            };
+            if want != now {
+                out.push((path, want));
+            }
+        }
+        Ok((r.id.clone(), out))
+    }
+}
+
+impl History for S3History {
+    fn enabled(&self) -> bool {
+        true
+    }
+
+    fn start(&self, at: jiff::Timestamp) -> Result<(), StoreError> {
+        let t = self.t.clone();
+        self.bridge
+            .run(async move { t.start(at.as_second()).await })
+    }
+
+    fn prepare(&self, _at: jiff::Timestamp) -> Result<(), StoreError> {
+        // Nothing to do: what other tools change in the bucket is not tracked (module docs).
+        Ok(())
+    }
+
+    fn commit(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
+        let t = self.t.clone();
+        let writer = change.actor.writer.clone();
+        let source = Some(change.actor.source.as_str().to_string());
+        let message = change.message();
+        let reason = change
+            .reason
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .map(|r| r.replace('\n', " "));
+        let at = change.at.as_second();
+        self.bridge.run(async move {
+            let files = t.drain_pending();
+            t.record(writer, source, message, reason, at, files).await
+        })
+    }
+
+    fn history(
+        &self,
+        path: Option<&MemPath>,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let t = self.t.clone();
+        let path = path.cloned();
+        self.bridge.run(async move { t.history(path, limit).await })
+    }
+
+    fn blame(&self, path: &MemPath) -> Result<Vec<BlameLine>, StoreError> {
+        let t = self.t.clone();
+        let path = path.clone();
+        self.bridge.run(async move { t.blame(path).await })
+    }
+
+    fn revert(&self, id: &str) -> Result<(String, Changes), StoreError> {
+        let t = self.t.clone();
+        let id = id.to_string();
+        self.bridge.run(async move { t.revert(id).await })
+    }
+}
