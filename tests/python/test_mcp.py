@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -322,6 +323,25 @@ def test_http_checks_the_origin(served):
     assert r.status_code == 403
     r = httpx2.post(served.url, json=init, headers=hdrs | {"Origin": "http://localhost:5173"})
     assert r.status_code == 200
+
+
+def test_http_sigterm_with_a_client_connected_exits_promptly(served):
+    """Issue 13, item 11: while a client's SSE stream was open, SIGTERM left the server running."""
+    took = {}
+
+    async def go():
+        # The client may complain as the server goes away under it; what matters is the exit.
+        with contextlib.suppress(Exception):
+            async with http_client(served.url) as c:
+                await c.list_tools()
+                await anyio.sleep(0.5)  # the client's standalone GET stream is open by now
+                served.proc.terminate()
+                start = time.monotonic()
+                await anyio.to_thread.run_sync(lambda: served.proc.wait(timeout=20))
+                took["seconds"] = time.monotonic() - start
+    run(go)
+    assert "seconds" in took, "memdir serve was still running 20 s after SIGTERM"
+    assert took["seconds"] < 12, took
 
 
 def test_serve_refuses_a_public_address_without_a_token(root: Path):

@@ -11,13 +11,32 @@
 use crate::server::MemdirServer;
 use crate::tools::Tools;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use futures_core::Stream;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::WorkerTransport;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
+};
+use rmcp::transport::streamable_http_server::session::{
+    ServerSseMessage, SessionId, SessionManager,
+};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt as _;
+use tower_http::timeout::TimeoutLayer;
 
 /// How to serve.
 #[derive(Debug, Clone)]
@@ -28,6 +47,49 @@ pub struct HttpConfig {
     pub token: Option<String>,
     /// Browser origins allowed to call (e.g. `http://localhost:5173`); others get 403.
     pub allowed_origins: Vec<String>,
+    /// Timeouts and caps.
+    pub limits: Limits,
+}
+
+/// What one client, or a flood of them, may hold of the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A request's headers must arrive within this of the connection opening or of the previous
+    /// response; a connection that sends nothing (or trickles, slowloris) is closed after it.
+    pub header_timeout: Duration,
+    /// A request must be read (body included) and its response begun within this, or it is
+    /// answered `408`. Streamed responses (SSE) are not cut by it.
+    pub request_timeout: Duration,
+    /// Open connections at most. At the cap, a new connection closes the oldest idle one (no
+    /// request in flight); when none is idle it is answered `503`.
+    pub max_connections: usize,
+    /// MCP sessions at most; at the cap, a new session ends the least recently used one (its
+    /// client gets `404` and starts a new session, as MCP clients do).
+    pub max_sessions: usize,
+    /// A session with no message for this long is ended.
+    pub session_idle: Duration,
+    /// On SIGTERM or Ctrl-C, in-flight requests get this long to finish before streams and
+    /// sessions are ended and the process exits.
+    pub shutdown_timeout: Duration,
+}
+
+impl Limits {
+    /// The defaults: 10 s for headers, 30 s for a request, 256 connections, 64 sessions ended
+    /// after 5 minutes idle, 10 s to shut down.
+    pub const DEFAULT: Limits = Limits {
+        header_timeout: Duration::from_secs(10),
+        request_timeout: Duration::from_secs(30),
+        max_connections: 256,
+        max_sessions: 64,
+        session_idle: Duration::from_secs(300),
+        shutdown_timeout: Duration::from_secs(10),
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::DEFAULT
+    }
 }
 
 /// The path the MCP endpoint is served at.
@@ -138,62 +200,405 @@ pub fn check(config: &HttpConfig) -> Result<(), String> {
 }
 
 /// Serves until interrupted (Ctrl-C or SIGTERM). `on_ready` is told the bound address.
+///
+/// On a signal: no new connection is accepted, idle connections close, requests in flight get
+/// [`Limits::shutdown_timeout`] to finish, then every stream and session is ended and the call
+/// returns (a tool call already running on a blocking thread, such as a write, is waited for
+/// within the same bound).
 pub fn serve(
     tools: Tools,
     config: HttpConfig,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
     check(&config)?;
+    let limits = config.limits;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    rt.block_on(async move {
+    let out = rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
-        let mut rmcp_config = StreamableHttpServerConfig::default()
-            .with_allowed_origins(config.allowed_origins.clone())
-            .enforce_origin_validation();
-        if !addr.ip().is_loopback() {
-            rmcp_config = if addr.ip().is_unspecified() {
-                rmcp_config.disable_allowed_hosts()
-            } else {
-                rmcp_config.with_allowed_hosts([addr.ip().to_string()])
-            };
-        }
-        let server = MemdirServer::new(tools);
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            rmcp_config,
-        );
-        let mut router = axum::Router::new().nest_service(MCP_PATH, service);
-        if let Some(token) = config.token {
-            router = router.layer(axum::middleware::from_fn_with_state(
-                Arc::new(token.trim().to_string()),
-                require_token,
-            ));
-        }
-        if !config.allowed_origins.is_empty() {
-            // Outermost, so a preflight is answered before the token check.
-            router = router.layer(axum::middleware::from_fn_with_state(
-                Arc::new(config.allowed_origins.clone()),
-                cors,
-            ));
-        }
+        let router = router(tools, &config, addr);
         on_ready(addr);
-        axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown())
-            .await
-            .map_err(|e| format!("http server failed: {e}"))
-    })
+        Ok(run(listener, router, limits, shutdown()).await)
+    });
+    // Blocking tool calls (file writes) still running get what is left of the bound; the
+    // process then exits whatever is left.
+    let left = out.as_ref().map_or(Duration::ZERO, |deadline| {
+        deadline.saturating_duration_since(tokio::time::Instant::now())
+    });
+    rt.shutdown_timeout(left.max(Duration::from_millis(100)));
+    out.map(drop)
 }
 
+/// The MCP service with its guards, layered as the module docs say.
+fn router(tools: Tools, config: &HttpConfig, addr: SocketAddr) -> Served {
+    let stop_streams = CancellationToken::new();
+    let mut rmcp_config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(config.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_cancellation_token(stop_streams.clone());
+    if !addr.ip().is_loopback() {
+        rmcp_config = if addr.ip().is_unspecified() {
+            rmcp_config.disable_allowed_hosts()
+        } else {
+            rmcp_config.with_allowed_hosts([addr.ip().to_string()])
+        };
+    }
+    let server = MemdirServer::new(tools);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(Sessions::new(config.limits)),
+        rmcp_config,
+    );
+    let mut router =
+        axum::Router::new()
+            .nest_service(MCP_PATH, service)
+            .layer(TimeoutLayer::with_status_code(
+                StatusCode::REQUEST_TIMEOUT,
+                config.limits.request_timeout,
+            ));
+    if let Some(token) = &config.token {
+        router = router.layer(axum::middleware::from_fn_with_state(
+            Arc::new(token.trim().to_string()),
+            require_token,
+        ));
+    }
+    if !config.allowed_origins.is_empty() {
+        // Outermost, so a preflight is answered before the token check.
+        router = router.layer(axum::middleware::from_fn_with_state(
+            Arc::new(config.allowed_origins.clone()),
+            cors,
+        ));
+    }
+    Served {
+        router,
+        stop_streams,
+    }
+}
+
+/// The router, and the token that ends its SSE streams and sessions.
+struct Served {
+    router: axum::Router,
+    stop_streams: CancellationToken,
+}
+
+/// What a connection holds: how many of its requests are in flight (from their headers to the
+/// end of their response body), and the token that closes it.
+struct Conn {
+    busy: AtomicUsize,
+    close: CancellationToken,
+}
+
+/// The open connections, oldest first.
+#[derive(Default)]
+struct Conns {
+    open: Mutex<BTreeMap<u64, Arc<Conn>>>,
+    next: AtomicU64,
+}
+
+impl Conns {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Conn>>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Closes the oldest connection with no request in flight; false if there is none.
+    fn close_oldest_idle(&self) -> bool {
+        let mut open = self.lock();
+        let idle = open
+            .iter()
+            .find(|(_, c)| c.busy.load(Ordering::Acquire) == 0)
+            .map(|(id, _)| *id);
+        match idle.and_then(|id| open.remove(&id)) {
+            Some(c) => {
+                c.close.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Counts a request as in flight until its response body is dropped (sent, or the connection
+/// gone). Requests other than `GET` (which opens a long-lived SSE stream) are also counted in
+/// `messages`, which shutdown waits on.
+struct Busy {
+    conn: Arc<Conn>,
+    messages: Option<Arc<watch::Sender<usize>>>,
+}
+
+impl Busy {
+    fn start(conn: &Arc<Conn>, messages: &Arc<watch::Sender<usize>>, method: &Method) -> Busy {
+        conn.busy.fetch_add(1, Ordering::AcqRel);
+        let messages = (method != Method::GET).then(|| {
+            messages.send_modify(|n| *n += 1);
+            messages.clone()
+        });
+        Busy {
+            conn: conn.clone(),
+            messages,
+        }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.conn.busy.fetch_sub(1, Ordering::AcqRel);
+        if let Some(m) = &self.messages {
+            m.send_modify(|n| *n = n.saturating_sub(1));
+        }
+    }
+}
+
+/// A response body that keeps its request counted as in flight while it is being sent.
+struct Tracked {
+    inner: axum::body::Body,
+    _busy: Busy,
+}
+
+impl http_body::Body for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// What a connection gets when every connection is busy.
+const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: text/plain\r\ncontent-length: 47\r\nconnection: close\r\n\r\ntoo many connections in use: retry in a moment\n";
+
+/// The accept loop: serves connections until `stop` resolves, then shuts down as [`serve`]
+/// says.
+async fn run(
+    listener: tokio::net::TcpListener,
+    served: Served,
+    limits: Limits,
+    stop: impl Future<Output = ()>,
+) -> tokio::time::Instant {
+    let Served {
+        router,
+        stop_streams,
+    } = served;
+    let conns = Arc::new(Conns::default());
+    let closing = CancellationToken::new();
+    let messages = Arc::new(watch::Sender::new(0usize));
+    let tasks = TaskTracker::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .keep_alive(true);
+    let mut stop = pin!(stop);
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = &mut stop => break,
+            a = listener.accept() => a,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors (EMFILE, ENFILE), or a connection that died in the queue.
+                // The loop goes on; closing an idle connection frees a descriptor for the
+                // connection still waiting (after its task has run, hence the pause).
+                tracing::warn!("cannot accept a connection: {e}");
+                let pause = if conns.close_oldest_idle() { 5 } else { 50 };
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                continue;
+            }
+        };
+        let full = conns.lock().len() >= limits.max_connections;
+        if full && !conns.close_oldest_idle() {
+            tracing::warn!(
+                "{} connections open and all busy: refusing one",
+                limits.max_connections
+            );
+            let _ = stream.try_write(BUSY_RESPONSE);
+            continue;
+        }
+        let id = conns.next.fetch_add(1, Ordering::Relaxed);
+        let conn = Arc::new(Conn {
+            busy: AtomicUsize::new(0),
+            close: closing.child_token(),
+        });
+        conns.lock().insert(id, conn.clone());
+        let service = {
+            let (conn, messages, router) = (conn.clone(), messages.clone(), router.clone());
+            hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                let busy = Busy::start(&conn, &messages, req.method());
+                let response = router.clone().oneshot(req.map(axum::body::Body::new));
+                async move {
+                    let response = response.await?;
+                    Ok::<_, Infallible>(response.map(|inner| Tracked { inner, _busy: busy }))
+                }
+            })
+        };
+        let served = http.serve_connection(TokioIo::new(stream), service);
+        let conns = conns.clone();
+        tasks.spawn(async move {
+            let mut served = pin!(served);
+            tokio::select! {
+                r = served.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!("connection ended: {e}");
+                    }
+                }
+                () = conn.close.cancelled() => {
+                    // Closed to make room, or shutting down: an idle connection is dropped
+                    // now; a busy one finishes its response first.
+                    if conn.busy.load(Ordering::Acquire) > 0 {
+                        served.as_mut().graceful_shutdown();
+                        let _ = served.await;
+                    }
+                }
+            }
+            conns.lock().remove(&id);
+        });
+    }
+    drop(listener);
+    closing.cancel();
+    let deadline = tokio::time::Instant::now() + limits.shutdown_timeout;
+    // Messages in flight finish; SSE streams (GET) would never end by themselves.
+    let mut left = messages.subscribe();
+    let _ = tokio::time::timeout_at(deadline, left.wait_for(|n| *n == 0)).await;
+    stop_streams.cancel();
+    tasks.close();
+    if tokio::time::timeout_at(deadline, tasks.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after the shutdown timeout: closing them");
+    }
+    deadline
+}
+
+/// rmcp's in-memory sessions, capped: a new session past [`Limits::max_sessions`] ends the
+/// least recently used one. Sessions idle for [`Limits::session_idle`] end by themselves
+/// (rmcp's keep-alive), and rmcp then closes them here.
+struct Sessions {
+    inner: LocalSessionManager,
+    used: Mutex<HashMap<SessionId, Instant>>,
+    max: usize,
+}
+
+impl Sessions {
+    fn new(limits: Limits) -> Sessions {
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.keep_alive = Some(limits.session_idle);
+        Sessions {
+            inner,
+            used: Mutex::new(HashMap::new()),
+            max: limits.max_sessions.max(1),
+        }
+    }
+
+    fn used(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Instant>> {
+        self.used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn touch(&self, id: &SessionId) {
+        if let Some(t) = self.used().get_mut(id) {
+            *t = Instant::now();
+        }
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = LocalSessionManagerError;
+    type Transport = WorkerTransport<LocalSessionWorker>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let oldest = {
+            let used = self.used();
+            (used.len() >= self.max)
+                .then(|| {
+                    used.iter()
+                        .min_by_key(|(_, t)| **t)
+                        .map(|(id, _)| id.clone())
+                })
+                .flatten()
+        };
+        if let Some(id) = oldest {
+            tracing::warn!("{} sessions open: ending the least recently used", self.max);
+            self.close_session(&id).await?;
+        }
+        let (id, transport) = self.inner.create_session().await?;
+        self.used().insert(id.clone(), Instant::now());
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.touch(id);
+        self.inner.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.inner.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.used().remove(id);
+        self.inner.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
+        self.inner.create_stream(id, message).await
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.touch(id);
+        self.inner.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
+        self.inner.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
+        self.inner.resume(id, last_event_id).await
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
 async fn shutdown() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
@@ -244,6 +649,7 @@ mod tests {
             listen: "0.0.0.0:0".parse().unwrap(),
             token: None,
             allowed_origins: vec![],
+            limits: Limits::default(),
         };
         assert!(check(&c).unwrap_err().contains("without a token"));
         c.token = Some("s3cret-long".into());

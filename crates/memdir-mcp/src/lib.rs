@@ -2,7 +2,7 @@
 //! the MCP server (stdio and streamable HTTP) built on the official Rust SDK, `rmcp`.
 //!
 //! Every front end calls [`Tools::call`], so `memdir tool`, MCP over stdio and MCP over HTTP give
-//! the same answers. Only [`server`] and [`http`] know MCP; nothing else here touches rmcp.
+//! the same answers. Only [`server`], [`stdio`] and [`http`] know MCP; nothing else here touches rmcp.
 //!
 //! ```
 //! use memdir::{Clock, Memory};
@@ -26,6 +26,7 @@ pub mod http;
 pub mod offload;
 pub mod prompts;
 pub mod server;
+pub mod stdio;
 pub mod tools;
 
 pub use tools::{ToolSpec, Tools, UnknownTool};

@@ -3,6 +3,7 @@
 //! streamable HTTP in [`crate::http`].
 
 use crate::prompts::{FLUSH, FLUSH_PROMPT_NAME, GUIDE, GUIDE_URI, INSTRUCTIONS};
+use crate::stdio::LineTransport;
 use crate::tools::{ToolSpec, Tools, specs};
 use memdir::CORE_FILE;
 use memdir_core::log::log_path;
@@ -236,7 +237,8 @@ pub fn init_logging(filter: Option<&str>) {
         .try_init();
 }
 
-/// Serves MCP over stdin/stdout until the client disconnects.
+/// Serves MCP over stdin/stdout until the client disconnects. Every request is answered, a bad
+/// line too (see [`crate::stdio`]).
 pub fn serve_stdio(tools: Tools) -> Result<(), String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -244,7 +246,7 @@ pub fn serve_stdio(tools: Tools) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     rt.block_on(async move {
         let service = MemdirServer::new(tools)
-            .serve(rmcp::transport::stdio())
+            .serve(LineTransport::new(tokio::io::stdin(), tokio::io::stdout()))
             .await
             .map_err(|e| format!("mcp handshake over stdio failed: {e}"))?;
         service

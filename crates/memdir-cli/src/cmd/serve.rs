@@ -4,10 +4,11 @@ use crate::app::Env;
 use crate::cmd::mcp::open_or_init;
 use crate::ui::{CliError, CliResult, exit};
 use memdir_mcp::Tools;
-use memdir_mcp::http::{HttpConfig, MCP_PATH};
+use memdir_mcp::http::{HttpConfig, Limits, MCP_PATH};
 use std::net::{SocketAddr, ToSocketAddrs as _};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Serve the memory folder over MCP streamable HTTP at http://ADDR/mcp. It listens on loopback
 /// by default; a browser Origin is refused unless named with --allow-origin. With a token (from
@@ -29,6 +30,38 @@ pub struct Args {
     /// Allow browser requests from this origin, e.g. http://localhost:5173 (repeatable).
     #[arg(long, value_name = "ORIGIN")]
     pub allow_origin: Vec<String>,
+    /// Close a connection that has not sent a request's headers within SECS of opening or of
+    /// its previous response (idle and slow, slowloris, connections).
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULTS.header_timeout.as_secs(), value_parser = secs())]
+    pub header_timeout: u64,
+    /// Answer 408 to a request not read (body included) within SECS; streams are not cut.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULTS.request_timeout.as_secs(), value_parser = secs())]
+    pub request_timeout: u64,
+    /// Open connections at most; at the cap a new one closes the oldest idle one, or gets 503
+    /// when all are busy.
+    #[arg(long, value_name = "N", default_value_t = DEFAULTS.max_connections, value_parser = count())]
+    pub max_connections: usize,
+    /// MCP sessions at most; at the cap a new one ends the least recently used session.
+    #[arg(long, value_name = "N", default_value_t = DEFAULTS.max_sessions, value_parser = count())]
+    pub max_sessions: usize,
+    /// End a session that has sent nothing for SECS.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULTS.session_idle.as_secs(), value_parser = secs())]
+    pub session_idle: u64,
+    /// On SIGTERM or Ctrl-C, give requests in flight SECS to finish, then end streams and exit.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULTS.shutdown_timeout.as_secs(), value_parser = secs())]
+    pub shutdown_timeout: u64,
+}
+
+const DEFAULTS: Limits = Limits::DEFAULT;
+
+/// A count from 1 to a million.
+fn count() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000)
+}
+
+/// A whole number of seconds, at least 1 and at most a day.
+fn secs() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=86_400)
 }
 
 /// `HOST:PORT` as one socket address; a name that resolves to several takes the first IPv4 one.
@@ -82,6 +115,14 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         listen: a.listen,
         token: token(&a)?,
         allowed_origins: a.allow_origin.clone(),
+        limits: Limits {
+            header_timeout: Duration::from_secs(a.header_timeout),
+            request_timeout: Duration::from_secs(a.request_timeout),
+            max_connections: a.max_connections,
+            max_sessions: a.max_sessions,
+            session_idle: Duration::from_secs(a.session_idle),
+            shutdown_timeout: Duration::from_secs(a.shutdown_timeout),
+        },
     };
     memdir_mcp::http::check(&config).map_err(CliError::invalid)?;
     let with_token = config.token.is_some();

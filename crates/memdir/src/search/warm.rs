@@ -29,7 +29,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Memory for held files at most (their bytes and ASCII-folded copies); files past this are
-/// read from disk on every search.
+/// read from disk on every search. The cap is on what is held: a file is measured before it is
+/// read, and never read past what still fits, so one huge file cannot make the copy (or its
+/// transient read buffer) larger than this.
 const MAX_BYTES: usize = 512 << 20;
 
 /// Generations are drawn from one counter, so a number never means two different states, even
@@ -346,8 +348,7 @@ impl State {
                 continue;
             }
             if e.file.held.is_none()
-                && bytes < MAX_BYTES
-                && let Some(b) = read(&e.file.abs)
+                && let Some(b) = read(&e.file.abs, MAX_BYTES.saturating_sub(bytes))
             {
                 let held = Held::new(b);
                 bytes += held.size();
@@ -360,11 +361,21 @@ impl State {
     }
 }
 
-fn read(abs: &Path) -> Option<Vec<u8>> {
-    let mut f = open_file(abs).ok()?;
-    let mut b = Vec::new();
-    f.read_to_end(&mut b).ok()?;
-    Some(b)
+/// A file's bytes if holding them fits in `room` bytes of memory. Held bytes cost twice their
+/// length (the bytes and their folded copy), so at most `room / 2` bytes are read: the size is
+/// checked first, and a file that grows past it while being read is given up, not held.
+fn read(abs: &Path, room: usize) -> Option<Vec<u8>> {
+    let most = room / 2;
+    let f = open_file(abs).ok()?;
+    let len = usize::try_from(f.metadata().ok()?.len()).ok()?;
+    if len > most {
+        return None;
+    }
+    let mut b = Vec::with_capacity(len);
+    f.take(u64::try_from(most).ok()?.saturating_add(1))
+        .read_to_end(&mut b)
+        .ok()?;
+    (b.len() <= most).then_some(b)
 }
 
 fn join(dir: &str, name: &str) -> String {
@@ -372,5 +383,39 @@ fn join(dir: &str, name: &str) -> String {
         name.to_string()
     } else {
         format!("{dir}/{name}")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Issue 13, item 13: the cap was checked before a file was read, so one file larger than
+    /// the cap was read whole and held twice. A sparse file stands in for a big one: measured,
+    /// it is never read.
+    #[test]
+    fn a_file_larger_than_the_cap_is_never_held() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("small.md"), "alpha\n").unwrap();
+        let big = std::fs::File::create(dir.path().join("big.md")).unwrap();
+        big.set_len(900 << 20).unwrap();
+        let warm = Warm::default();
+        let (files, _) = warm.files(dir.path(), &Scope::everything()).unwrap();
+        let held = |rel: &str| files.iter().find(|f| f.rel == rel).unwrap().held.is_some();
+        assert!(!held("big.md"), "a 900 MiB file was read into memory");
+        assert!(held("small.md"));
+        let guard = warm.state.lock().unwrap();
+        assert!(guard.as_ref().unwrap().bytes <= MAX_BYTES);
+    }
+
+    #[test]
+    fn a_read_stops_at_the_room_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.md");
+        std::fs::write(&p, "0123456789").unwrap();
+        assert_eq!(read(&p, 20).unwrap().len(), 10);
+        assert!(read(&p, 19).is_none());
+        assert!(read(&p, 0).is_none());
     }
 }
