@@ -48,35 +48,52 @@ pub fn extract(text: &str) -> Vec<Link> {
     out
 }
 
+/// Linear in the line's length: each search starts where the last one ended, and a failed
+/// `[[` skips every opening that would enclose the same bracket (so `[[[[...` is not quadratic).
 fn extract_line(line: &str, line_no: usize, out: &mut Vec<Link>) {
-    let mut rest = line;
+    let mut at = 0;
+    // The next backtick at or after `at` (`None`: there is none left), found once per step forward.
+    let mut tick: Option<Option<usize>> = None;
     loop {
-        let open = rest.find("[[");
-        let tick = rest.find('`');
-        match (open, tick) {
-            (Some(o), Some(t)) if t < o => {
-                // Skip the inline code span; an unclosed backtick is just a character.
-                let after = &rest[t + 1..];
-                match after.find('`') {
-                    Some(end) => rest = &after[end + 1..],
-                    None => rest = after,
-                }
+        let Some(open) = line[at..].find("[[").map(|o| at + o) else {
+            return;
+        };
+        let t = match tick {
+            Some(Some(t)) if t >= at => Some(t),
+            Some(None) => None,
+            _ => {
+                let t = line[at..].find('`').map(|t| at + t);
+                tick = Some(t);
+                t
             }
-            (Some(o), _) => {
-                let inner_start = o + 2;
-                let Some(len) = rest[inner_start..].find("]]") else {
-                    return;
-                };
-                let inner = &rest[inner_start..inner_start + len];
-                if let Some(link) = parse_inner(inner, line_no) {
-                    out.push(link);
-                    rest = &rest[inner_start + len + 2..];
-                } else {
-                    rest = &rest[o + 1..];
-                }
+        };
+        if let Some(t) = t
+            && t < open
+        {
+            // Skip the inline code span; an unclosed backtick is just a character.
+            match line[t + 1..].find('`') {
+                Some(end) => at = t + 1 + end + 1,
+                None => at = t + 1,
             }
-            (None, _) => return,
+            tick = None;
+            continue;
         }
+        let inner_start = open + 2;
+        let Some(len) = line[inner_start..].find("]]") else {
+            return;
+        };
+        let inner = &line[inner_start..inner_start + len];
+        if let Some(link) = parse_inner(inner, line_no) {
+            out.push(link);
+            at = inner_start + len + 2;
+            continue;
+        }
+        // Every `[[` before the last bracket inside this one ends at the same `]]` and holds
+        // that bracket too, so none of them is a link: go on from that bracket.
+        at = match inner.rfind(['[', ']']) {
+            Some(k) => (inner_start + k).saturating_sub(1).max(open + 1),
+            None => open + 1,
+        };
     }
 }
 
@@ -168,6 +185,19 @@ mod tests {
             .into_iter()
             .map(|l| (l.target, l.alias, l.line))
             .collect()
+    }
+
+    #[test]
+    fn nested_brackets_find_the_inner_link_in_linear_time() {
+        assert_eq!(
+            targets("[[[[x]] and [[a]b]] then [[c]]"),
+            [("x".to_string(), None, 1), ("c".to_string(), None, 1)]
+        );
+        // 200,000 opening brackets and one close: quadratic scanning would take minutes.
+        let line = format!("{}x]]", "[".repeat(200_000));
+        let t = std::time::Instant::now();
+        assert_eq!(targets(&line).len(), 1);
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]
