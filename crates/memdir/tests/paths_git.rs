@@ -53,9 +53,13 @@ proptest! {
 fn issue13_names_git_refuses_are_refused_by_memdir() {
     let dir = tempfile::tempdir().unwrap();
     let repo = git2::Repository::init(dir.path()).unwrap();
-    let deep = format!("{}/x.md", ["d"; 100].join("/"));
-    for bad in ["git~1", ".git./x", ".git /x", deep.as_str()] {
+    for bad in ["git~1", ".git./x", ".git /x"] {
         assert!(git_records(&repo, bad).is_err(), "git accepts {bad:?} now");
         assert!(MemPath::parse(bad).is_err(), "memdir accepts {bad:?}");
     }
+    // libgit2 records a path 100 folders deep in a tree, but its working-tree walks (status,
+    // checkout) stop at "directory nesting too deep", which is what locked writers out: memdir
+    // refuses paths past 64 levels.
+    let deep = format!("{}/x.md", ["d"; 100].join("/"));
+    assert!(MemPath::parse(&deep).is_err(), "memdir accepts a path 100 folders deep");
 }
