@@ -61,5 +61,8 @@ fn issue13_names_git_refuses_are_refused_by_memdir() {
     // checkout) stop at "directory nesting too deep", which is what locked writers out: memdir
     // refuses paths past 64 levels.
     let deep = format!("{}/x.md", ["d"; 100].join("/"));
-    assert!(MemPath::parse(&deep).is_err(), "memdir accepts a path 100 folders deep");
+    assert!(
+        MemPath::parse(&deep).is_err(),
+        "memdir accepts a path 100 folders deep"
+    );
 }
