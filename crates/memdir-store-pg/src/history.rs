@@ -208,17 +208,7 @@ impl Db {
                 continue;
             };
             exists = true;
-            let text = String::from_utf8_lossy(&content);
-            let new: Vec<&str> = text.lines().collect();
-            let old: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
-            let mut next: Vec<(String, usize)> = Vec::with_capacity(new.len());
-            for op in similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new) {
-                for (old_i, new_i) in op_pairs(&op) {
-                    let owner = old_i.map(|o| lines[o].1).unwrap_or(me);
-                    next.push((new[new_i].to_string(), owner));
-                }
-            }
-            lines = next;
+            lines = memdir::history::carry_lines(&lines, &String::from_utf8_lossy(&content), me);
         }
         if !exists {
             return Err(StoreError::NotFound(format!("{path} has no history yet")));
@@ -330,7 +320,9 @@ impl Db {
                 continue;
             } else {
                 match (&before, &after, &now) {
-                    (Some(b), Some(a), Some(n)) => Some(merge(a, n, b).ok_or_else(conflict)?),
+                    (Some(b), Some(a), Some(n)) => {
+                        Some(memdir::history::merge_lines(a, n, b).ok_or_else(conflict)?)
+                    }
                     _ => return Err(conflict()),
                 }
             };
@@ -340,98 +332,6 @@ impl Db {
         }
         Ok((full, out))
     }
-}
-
-/// The (old index, new index) pairs a diff op covers: `Some(old)` for lines kept, `None` for
-/// lines the new version added.
-fn op_pairs(op: &similar::DiffOp) -> Vec<(Option<usize>, usize)> {
-    match *op {
-        similar::DiffOp::Equal {
-            old_index,
-            new_index,
-            len,
-        } => (0..len)
-            .map(|i| (Some(old_index + i), new_index + i))
-            .collect(),
-        similar::DiffOp::Delete { .. } => Vec::new(),
-        similar::DiffOp::Insert {
-            new_index, new_len, ..
-        }
-        | similar::DiffOp::Replace {
-            new_index, new_len, ..
-        } => (0..new_len).map(|i| (None, new_index + i)).collect(),
-    }
-}
-
-/// Lines with their endings, so a merge gives back bytes exactly.
-fn split_lines(b: &[u8]) -> Vec<&[u8]> {
-    b.split_inclusive(|&c| c == b'\n').collect()
-}
-
-/// The edits that turn `base` into `other`: (base range, replacement lines).
-fn hunks<'a>(
-    base: &[&'a [u8]],
-    other: &[&'a [u8]],
-) -> Vec<(std::ops::Range<usize>, Vec<&'a [u8]>)> {
-    similar::capture_diff_slices(similar::Algorithm::Myers, base, other)
-        .iter()
-        .filter_map(|op| match *op {
-            similar::DiffOp::Equal { .. } => None,
-            similar::DiffOp::Delete {
-                old_index, old_len, ..
-            } => Some((old_index..old_index + old_len, Vec::new())),
-            similar::DiffOp::Insert {
-                old_index,
-                new_index,
-                new_len,
-            } => Some((
-                old_index..old_index,
-                other[new_index..new_index + new_len].to_vec(),
-            )),
-            similar::DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => Some((
-                old_index..old_index + old_len,
-                other[new_index..new_index + new_len].to_vec(),
-            )),
-        })
-        .collect()
-}
-
-/// A three-way merge of line edits: `base` changed to `ours` by later changes and to `theirs`
-/// by the undo. `None` when the two touch the same or neighbouring lines (as git refuses).
-fn merge(base: &[u8], ours: &[u8], theirs: &[u8]) -> Option<Vec<u8>> {
-    let b = split_lines(base);
-    let mut edits: Vec<(std::ops::Range<usize>, Vec<&[u8]>)> = hunks(&b, &split_lines(ours));
-    let mine = hunks(&b, &split_lines(theirs));
-    for (r, _) in &mine {
-        if edits
-            .iter()
-            .any(|(o, _)| r.start <= o.end && o.start <= r.end)
-        {
-            return None;
-        }
-    }
-    edits.extend(mine);
-    edits.sort_by_key(|(r, _)| (r.start, r.end));
-    let mut out = Vec::with_capacity(ours.len());
-    let mut at = 0;
-    for (r, lines) in edits {
-        for l in &b[at..r.start] {
-            out.extend_from_slice(l);
-        }
-        for l in lines {
-            out.extend_from_slice(l);
-        }
-        at = r.end;
-    }
-    for l in &b[at..] {
-        out.extend_from_slice(l);
-    }
-    Some(out)
 }
 
 impl PgHistory {
@@ -556,23 +456,5 @@ impl memdir::history::History for PgHistory {
 
     fn revert(&self, id: &str) -> Result<(String, Changes), StoreError> {
         PgHistory::revert(self, Some(id))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::merge;
-
-    #[test]
-    fn merge_applies_edits_to_separate_lines_and_refuses_overlaps() {
-        let base = b"a\nb\nc\nd\ne\n";
-        // Later: line e changed; undo wants line a back to its old text.
-        assert_eq!(
-            merge(base, b"a\nb\nc\nd\nE\n", b"A\nb\nc\nd\ne\n").as_deref(),
-            Some(&b"A\nb\nc\nd\nE\n"[..])
-        );
-        assert_eq!(merge(base, b"X\nb\nc\nd\ne\n", b"A\nb\nc\nd\ne\n"), None);
-        // Neighbouring lines conflict, as in git.
-        assert_eq!(merge(base, b"a\nB\nc\nd\ne\n", b"A\nb\nc\nd\ne\n"), None);
     }
 }
