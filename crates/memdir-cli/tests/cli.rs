@@ -308,7 +308,16 @@ fn default_core_cap_is_100_lines_and_8_kib() {
 fn bad_config_is_one_clear_line() {
     let f = Fixture::new();
     f.put(".memdir/config.toml", "[core]\nmax_lins = 3\n");
-    let a = f.cmd().arg("context").assert().code(2);
+    // A read goes on with the defaults and says why in one warning line (issue 13 item 14).
+    let a = f.cmd().arg("context").assert().success();
+    let err = stderr(&a);
+    assert!(
+        err.contains("warning") && err.contains("config.toml") && err.contains("max_lins"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // A change is refused until the file is fixed, in one line.
+    let a = f.cmd().args(["log", "x"]).assert().code(2);
     let err = stderr(&a);
     assert!(
         err.contains("config.toml") && err.contains("max_lins"),

@@ -212,3 +212,50 @@ fn ranked_search_keeps_its_index_in_the_cache_folder_and_sees_every_change() {
     );
     assert!(!second.contains("ledger moved"), "{second}");
 }
+
+#[test]
+fn semantic_and_hybrid_search_answer_the_same_on_postgresql_and_on_a_folder() {
+    let db = pg_or_skip!();
+    let tmp = tempfile::tempdir().unwrap();
+    let tiny = memdir_test_model::TinyModel::new();
+    let folder = tmp.path().join("folder");
+    let folder = folder.to_str().unwrap().to_string();
+    let url = db.url("dana");
+    let run = |store: &str, args: &[&str]| {
+        let out = memdir(store, tmp.path())
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+            .env("MEMDIR_MODEL_DIR", tiny.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for store in [folder.as_str(), url.as_str()] {
+        run(store, &["init"]);
+        run(store, &["log", "the ledger moved to postgres"]);
+        run(store, &["log", "priya reviewed the refund flow"]);
+        run(
+            store,
+            &[
+                "write",
+                "notes/cache.md",
+                "# Cache\n\nthe cache is warm after a deploy\n",
+            ],
+        );
+    }
+    for mode in ["semantic", "hybrid"] {
+        let args = ["search", "--mode", mode, "ledger moved"];
+        let on_folder = run(&folder, &args);
+        assert!(!on_folder.is_empty(), "{mode}: no hits");
+        assert_eq!(on_folder, run(&url, &args), "{mode}");
+        // A later change is embedded before the next search.
+        run(&url, &["log", "the ledger is append only"]);
+        run(&folder, &["log", "the ledger is append only"]);
+        assert_eq!(
+            run(&folder, &args),
+            run(&url, &args),
+            "{mode} after a change"
+        );
+    }
+}

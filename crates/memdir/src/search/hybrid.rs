@@ -39,12 +39,8 @@ impl Memory {
         req: &SearchRequest,
         fusion: Fusion,
     ) -> Result<SearchOutcome, Error> {
-        let root = self
-            .store()
-            .local_root()
-            .ok_or_else(|| Error::Invalid("search needs a local folder".to_string()))?;
         let scope = Scope::new(req)?;
-        search(self, root, &scope, req, fusion)
+        search(self, self.corpus(), &scope, req, fusion)
     }
 }
 
@@ -58,12 +54,12 @@ struct Cand {
 
 pub(crate) fn search(
     mem: &Memory,
-    root: &Path,
+    corpus: super::Corpus<'_>,
     scope: &Scope,
     req: &SearchRequest,
     fusion: Fusion,
 ) -> Result<SearchOutcome, Error> {
-    let (all, generation) = mem.files_in(root, &Scope::everything());
+    let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
     let by_path: HashMap<&str, &FileRef> = all.iter().map(|f| (f.rel.as_str(), f)).collect();
     let mut kw_req = req.clone();
     kw_req.limit = Some(KEYWORD_CANDIDATES);
@@ -73,8 +69,8 @@ pub(crate) fn search(
     // The keyword search runs on another core while the query goes through the encoder, the
     // slow half.
     let (dense, keyword) = std::thread::scope(|s| {
-        let keyword = s.spawn(|| ranked::search(mem, super::Corpus::Folder(root), scope, &kw_req));
-        let dense = vector::dense_scores(mem, root, (&all, generation), scope, &req.pattern);
+        let keyword = s.spawn(|| ranked::search(mem, corpus, scope, &kw_req));
+        let dense = vector::dense_scores(mem, corpus, (&all, generation), scope, &req.pattern);
         let keyword = keyword
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));

@@ -62,15 +62,14 @@ pub(crate) enum Corpus<'a> {
 }
 
 impl<'a> Corpus<'a> {
-    /// The folder, for the modes that still need one (semantic and hybrid keep their vector
-    /// index beside the files).
-    fn folder(self) -> Result<&'a std::path::Path, Error> {
-        match self {
-            Corpus::Folder(root) => Ok(root),
-            Corpus::Store(..) => Err(Error::Invalid(
-                "semantic and hybrid search need a local folder for now: use grep or ranked mode on this store".into(),
-            )),
-        }
+    /// Where the vector index lives (in `.memdir/` under it): the memory folder or the store's
+    /// cache folder. A store without a cache folder has nowhere to keep one.
+    pub(crate) fn vector_root(self) -> Result<&'a std::path::Path, Error> {
+        self.cache_root().ok_or_else(|| {
+            Error::Invalid(
+                "semantic and hybrid search on this store need a cache folder for the vector index (Memory::with_search_cache): use grep or ranked mode".into(),
+            )
+        })
     }
 
     /// Where the keyword index lives (in `.memdir/` under this folder): the memory folder, the
@@ -372,10 +371,8 @@ impl Memory {
                 return grep::search(grep::Files::Listed(&files), req, each);
             }
             (Mode::Ranked, _) => ranked::search(self, corpus, &scope, req),
-            (Mode::Semantic, _) => vector::search(self, corpus.folder()?, &scope, req),
-            (Mode::Hybrid, _) => {
-                hybrid::search(self, corpus.folder()?, &scope, req, Fusion::Weighted)
-            }
+            (Mode::Semantic, _) => vector::search(self, corpus, &scope, req),
+            (Mode::Hybrid, _) => hybrid::search(self, corpus, &scope, req, Fusion::Weighted),
         }?;
         for h in &found.hits {
             each(h.as_ref())?;

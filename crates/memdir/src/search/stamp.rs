@@ -4,7 +4,7 @@
 
 /// The modification time recorded for a file too recently changed to be trusted; a stamp with
 /// it never counts as unchanged.
-const UNTRUSTED: i64 = -1;
+pub(crate) const UNTRUSTED: i64 = -1;
 
 /// A file's size and modification time (ns) as an index records them. A file modified in the
 /// last two seconds (or in the future) gets an untrusted time instead: a write within the same

@@ -180,24 +180,24 @@ impl Memory {
     /// Brings the vector index up to date with the files, reporting progress; fails when the
     /// index was built with another model or chunking (see [`Memory::rebuild_vector_index`]).
     pub fn sync_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
-        let root = local_root(self)?;
+        let corpus = self.corpus();
         let embedder = self.embedder.get()?;
-        let mut index = VectorIndex::open(&index_path(root))?;
+        let mut index = VectorIndex::open(&index_path(corpus.vector_root()?))?;
         index.check(embedder.as_ref())?;
-        let (all, _) = self.files_in(root, &Scope::everything());
+        let (all, _) = self.corpus_files(corpus, &Scope::everything())?;
         index.sync(&all, embedder.as_ref(), progress)
     }
 
     /// Builds a new vector index with the configured embedder and swaps it in atomically.
     pub fn rebuild_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
-        let root = local_root(self)?;
+        let corpus = self.corpus();
         let embedder = self.embedder.get()?;
-        let path = index_path(root);
+        let path = index_path(corpus.vector_root()?);
         let tmp = path.with_file_name(format!("{VECTOR_FILE}.rebuild-{}.tmp", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let stats = {
             let mut index = VectorIndex::create(&tmp)?;
-            let (all, _) = self.files_in(root, &Scope::everything());
+            let (all, _) = self.corpus_files(corpus, &Scope::everything())?;
             let stats = index.sync(&all, embedder.as_ref(), progress);
             drop(index);
             stats
@@ -228,12 +228,6 @@ impl Memory {
     pub(crate) fn embedder_for_search(&self) -> Result<Arc<dyn Embedder>, Error> {
         self.embedder.get()
     }
-}
-
-fn local_root(mem: &Memory) -> Result<&Path, Error> {
-    mem.store()
-        .local_root()
-        .ok_or_else(|| Error::Invalid("vector search needs a local folder".to_string()))
 }
 
 fn index_path(root: &Path) -> PathBuf {
@@ -337,25 +331,42 @@ impl VectorIndex {
         let mut pending: Vec<(&FileRef, i64, i64, String, Vec<super::chunk::Chunk>)> = Vec::new();
         let mut touched = Vec::new();
         for f in all {
-            // O_NOFOLLOW: a symlink put where the walk saw a file is never read through.
-            let Ok(mut file) = open_file(&f.abs) else {
-                continue;
+            let (size, mtime, bytes) = match (&f.held, f.abs.as_os_str().is_empty()) {
+                // A file read from a store (no path on disk) is held whole: judged by content,
+                // with a time that never counts as unchanged.
+                (Some(held), true) => {
+                    let size = i64::try_from(held.bytes.len()).unwrap_or(i64::MAX);
+                    let old = known.remove(&f.rel);
+                    (
+                        size,
+                        super::stamp::UNTRUSTED,
+                        (old, std::borrow::Cow::Borrowed(&held.bytes[..])),
+                    )
+                }
+                _ => {
+                    // O_NOFOLLOW: a symlink put where the walk saw a file is never read through.
+                    let Ok(mut file) = open_file(&f.abs) else {
+                        continue;
+                    };
+                    let Ok(m) = file.metadata() else {
+                        continue;
+                    };
+                    let (size, mtime) = change_stamp(&m);
+                    let old = known.remove(&f.rel);
+                    if old
+                        .as_ref()
+                        .is_some_and(|(s, t, _)| unchanged((*s, *t), (size, mtime)))
+                    {
+                        continue;
+                    }
+                    let mut bytes = Vec::new();
+                    if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
+                        continue;
+                    }
+                    (size, mtime, (old, std::borrow::Cow::Owned(bytes)))
+                }
             };
-            let Ok(m) = file.metadata() else {
-                continue;
-            };
-            let (size, mtime) = change_stamp(&m);
-            let old = known.remove(&f.rel);
-            if old
-                .as_ref()
-                .is_some_and(|(s, t, _)| unchanged((*s, *t), (size, mtime)))
-            {
-                continue;
-            }
-            let mut bytes = Vec::new();
-            if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
-                continue;
-            }
+            let (old, bytes) = bytes;
             let hash = content_hash(&bytes);
             if old.as_ref().is_some_and(|(_, _, h)| *h == hash) {
                 touched.push((f.rel.clone(), size, mtime));
@@ -572,7 +583,7 @@ const STAMP: &str = "vector-index";
 /// the index is opened and brought up to date.
 pub(crate) fn dense_scores<'f>(
     mem: &Memory,
-    root: &Path,
+    corpus: super::Corpus<'_>,
     (all, generation): (&'f [FileRef], Option<u64>),
     scope: &Scope,
     query: &str,
@@ -580,7 +591,7 @@ pub(crate) fn dense_scores<'f>(
     let embedder = mem.embedder_for_search()?;
     let (index, q) = std::thread::scope(|s| {
         let q = s.spawn(|| embedder.embed_query(&[query]));
-        let index = fresh_vector_index(mem, root, (all, generation), embedder.as_ref());
+        let index = fresh_vector_index(mem, corpus, (all, generation), embedder.as_ref());
         let q = q.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (index, q)
     });
@@ -599,11 +610,11 @@ pub(crate) fn dense_scores<'f>(
 /// index is refilled).
 fn fresh_vector_index(
     mem: &Memory,
-    root: &Path,
+    corpus: super::Corpus<'_>,
     (all, generation): (&[FileRef], Option<u64>),
     embedder: &dyn Embedder,
 ) -> Result<VectorIndex, Error> {
-    let mut index = VectorIndex::open(&index_path(root))?;
+    let mut index = VectorIndex::open(&index_path(corpus.vector_root()?))?;
     index.check(embedder)?;
     let warm = mem.warm.as_deref().zip(generation);
     let in_step =
@@ -620,12 +631,12 @@ fn fresh_vector_index(
 /// Semantic mode: the chunks closest in meaning to the query, best first.
 pub(crate) fn search(
     mem: &Memory,
-    root: &Path,
+    corpus: super::Corpus<'_>,
     scope: &Scope,
     req: &SearchRequest,
 ) -> Result<SearchOutcome, Error> {
-    let (all, generation) = mem.files_in(root, &Scope::everything());
-    let mut scored = dense_scores(mem, root, (&all, generation), scope, &req.pattern)?;
+    let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
+    let mut scored = dense_scores(mem, corpus, (&all, generation), scope, &req.pattern)?;
     scored.sort_by(|a, b| {
         b.3.total_cmp(&a.3)
             .then_with(|| a.0.rel.cmp(&b.0.rel))
