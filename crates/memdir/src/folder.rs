@@ -155,16 +155,18 @@ fn atomic_write_with(
     Ok(())
 }
 
-/// Appends `data` all or nothing, under the caller's lock: a file whose last line has no
-/// newline (a fragment a crash or a hand edit left) gets one first, so the new entry never
-/// glues onto it, and a write that fails part-way (a full disk) is cut back to where it began.
+/// Appends `data` all or nothing, under the caller's lock: when `data` is whole lines (it ends
+/// with a newline, as every log and state entry does), a file whose last line has no newline (a
+/// fragment a crash or a hand edit left) gets one first, so the new entry never glues onto it;
+/// other bytes are appended exactly, as on every store. A write that fails part-way (a full
+/// disk) is cut back to where it began.
 fn append_whole(file: &std::fs::File, data: &[u8]) -> io::Result<()> {
     use std::os::unix::fs::FileExt;
     let start = file.metadata()?.len();
     let mut last = [0u8; 1];
     let heal = start > 0 && file.read_at(&mut last, start - 1)? == 1 && last[0] != b'\n';
     let mut buf = Vec::with_capacity(data.len() + 1);
-    if heal && !data.is_empty() {
+    if heal && data.ends_with(b"\n") {
         buf.push(b'\n');
     }
     buf.extend_from_slice(data);
