@@ -460,7 +460,7 @@ fn issue13_a_full_disk_tears_nothing() {
     let big = "y".repeat(300_000);
     cmd()
         .args(["log", "-"])
-        .write_stdin(big)
+        .write_stdin(big.clone())
         .timeout(LIMIT)
         .assert()
         .code(3);

@@ -10,7 +10,6 @@ use super::{SearchOutcome, SearchRequest, ranked, vector};
 use crate::error::Error;
 use crate::memory::Memory;
 use std::collections::HashMap;
-use std::path::Path;
 
 /// Keyword results taken before fusion.
 const KEYWORD_CANDIDATES: usize = 300;
