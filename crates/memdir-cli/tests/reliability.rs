@@ -472,7 +472,8 @@ fn issue13_a_full_disk_tears_nothing() {
         log.len()
     );
     cmd()
-        .args(["write", "notes/a.md", &big])
+        .args(["write", "notes/a.md", "-"])
+        .write_stdin(big)
         .timeout(LIMIT)
         .assert()
         .code(3);
