@@ -15,7 +15,7 @@ fn git_records(repo: &git2::Repository, path: &str) -> Result<(), git2::Error> {
         uid: 0,
         gid: 0,
         file_size: 0,
-        id: git2::Oid::zero(),
+        id: git2::Oid::ZERO_SHA1,
         flags: 0,
         flags_extended: 0,
         path: path.as_bytes().to_vec(),
