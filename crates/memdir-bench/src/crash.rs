@@ -543,7 +543,7 @@ fn check(r: &Runner, f: &mut Folder, trial: usize, t: &mut Tally) -> anyhow::Res
 }
 
 fn fsck(f: &Folder, trial: usize, t: &mut Tally) {
-    if trial != usize::MAX && trial % 25 != 0 {
+    if trial != usize::MAX && !trial.is_multiple_of(25) {
         return;
     }
     let ok = Command::new("git")
