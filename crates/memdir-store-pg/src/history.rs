@@ -314,19 +314,9 @@ impl Db {
             let before: Option<Vec<u8>> = r.get(1);
             let after: Option<Vec<u8>> = r.get(2);
             let now: Option<Vec<u8>> = r.get(3);
-            let want = if now == after {
-                before
-            } else if now == before {
-                continue;
-            } else {
-                match (&before, &after, &now) {
-                    (Some(b), Some(a), Some(n)) => {
-                        Some(memdir::history::merge_lines(a, n, b).ok_or_else(conflict)?)
-                    }
-                    _ => return Err(conflict()),
-                }
-            };
-            if want != now {
+            if let Some(want) =
+                memdir::history::undo_file(before, after, now).map_err(|_| conflict())?
+            {
                 out.push((path, want));
             }
         }

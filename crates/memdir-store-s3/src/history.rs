@@ -362,19 +362,9 @@ impl Tenant {
             let before = self.blob(f.before.as_deref()).await?;
             let after = self.blob(f.after.as_deref()).await?;
             let now = self.get(&self.key(&path)?).await?.map(|(b, _)| b.to_vec());
-            let want = if now == after {
-                before
-            } else if now == before {
-                continue;
-            } else {
-                match (&before, &after, &now) {
-                    (Some(b), Some(a), Some(n)) => {
-                        Some(memdir::history::merge_lines(a, n, b).ok_or_else(conflict)?)
-                    }
-                    _ => return Err(conflict()),
-                }
-            };
-            if want != now {
+            if let Some(want) =
+                memdir::history::undo_file(before, after, now).map_err(|_| conflict())?
+            {
                 out.push((path, want));
             }
         }

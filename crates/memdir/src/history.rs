@@ -275,6 +275,33 @@ fn hunks<'a>(
         .collect()
 }
 
+/// Later changes touch the same lines as the change being undone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UndoConflict;
+
+/// What undoing one file's change gives, for a backend that keeps each version (its revert):
+/// the file's content `before` and `after` the change (`None`: absent) and `now`.
+/// `Ok(None)` when there is nothing to write (the file is already as the undo wants);
+/// `Ok(Some(want))` to write `want` (`None`: remove the file); a conflict when later changes
+/// touch the same or neighbouring lines, or the file was created or removed since.
+pub fn undo_file(
+    before: Option<Vec<u8>>,
+    after: Option<Vec<u8>>,
+    now: Option<Vec<u8>>,
+) -> Result<Option<Option<Vec<u8>>>, UndoConflict> {
+    let want = if now == after {
+        before
+    } else if now == before {
+        return Ok(None);
+    } else {
+        match (&before, &after, &now) {
+            (Some(b), Some(a), Some(n)) => Some(merge_lines(a, n, b).ok_or(UndoConflict)?),
+            _ => return Err(UndoConflict),
+        }
+    };
+    Ok((want != now).then_some(want))
+}
+
 /// A three-way merge of line edits, for a backend's revert: `base` changed to `ours` by later
 /// changes and to `theirs` by the undo. `None` when the two touch the same or neighbouring
 /// lines (as git refuses).
@@ -311,7 +338,24 @@ pub fn merge_lines(base: &[u8], ours: &[u8], theirs: &[u8]) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{carry_lines, merge_lines};
+    use super::{UndoConflict, carry_lines, merge_lines, undo_file};
+
+    #[test]
+    fn undo_file_restores_skips_merges_or_refuses() {
+        let v = |s: &str| Some(s.as_bytes().to_vec());
+        // Untouched since: back to before; a created file is removed.
+        assert_eq!(undo_file(v("a\n"), v("b\n"), v("b\n")), Ok(Some(v("a\n"))));
+        assert_eq!(undo_file(None, v("b\n"), v("b\n")), Ok(Some(None)));
+        // Already as before: nothing to write.
+        assert_eq!(undo_file(v("a\n"), v("b\n"), v("a\n")), Ok(None));
+        // A later edit elsewhere merges; one on the same line, or a removal, conflicts.
+        assert_eq!(
+            undo_file(v("a\nx\ny\nz\n"), v("A\nx\ny\nz\n"), v("A\nx\ny\nZ\n")),
+            Ok(Some(v("a\nx\ny\nZ\n")))
+        );
+        assert_eq!(undo_file(v("a\n"), v("b\n"), v("c\n")), Err(UndoConflict));
+        assert_eq!(undo_file(v("a\n"), v("b\n"), None), Err(UndoConflict));
+    }
 
     #[test]
     fn merge_applies_edits_to_separate_lines_and_refuses_overlaps() {
