@@ -254,8 +254,8 @@ fn default_root() -> Result<PathBuf, CliError> {
     }
 }
 
-/// `$XDG_CACHE_HOME`, else `~/.cache`.
-fn cache_home() -> Option<PathBuf> {
+/// `$XDG_CACHE_HOME`, else `~/.cache`: where memdir keeps caches of stores that are not folders.
+pub(crate) fn cache_home() -> Option<PathBuf> {
     if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(x));
     }
