@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::memory::Memory;
 use crate::store::EntryKind;
 use jiff::{Timestamp, ZonedDateTime as Zoned};
-use memdir_core::day::{DAY_FORMS, parse_day};
+use memdir_core::day::parse_day;
 use memdir_core::path::MemPath;
 use serde::Serialize;
 
@@ -82,7 +82,7 @@ pub fn parse_window(input: &str, now: &Zoned) -> Result<Timestamp, String> {
         return now.timestamp().checked_sub(span).map_err(|_| bad());
     }
     let day = parse_day(input, now.date())
-        .map_err(|_| format!("bad window {input:?}: use {WINDOW_FORMS} (days: {DAY_FORMS})"))?;
+        .map_err(|_| format!("bad window {input:?}: use {WINDOW_FORMS}"))?;
     day.to_zoned_datetime(now.time_zone().clone())
         .map(|z| z.timestamp())
         .map_err(|e| format!("bad window {input:?}: {e}"))
