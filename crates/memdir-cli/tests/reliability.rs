@@ -115,6 +115,29 @@ fn issue13_stale_git_locks_are_removed() {
     assert!(common::git(&f, &["log", "-1", "--format=%s"]).starts_with("log log/"));
 }
 
+/// Item 3 with item 9: a change killed inside git leaves both its journal and git's lock; the
+/// next change commits the journal's change first, and that commit must clear the lock too
+/// (found by the crash harness: every later write failed with "the index is locked").
+#[test]
+fn issue13_a_stale_git_lock_beside_a_journal_locks_nobody_out() {
+    let f = Fixture::new();
+    f.put("notes/a.md", "written by the killed change\n");
+    f.put(
+        ".memdir/journal",
+        r#"{"v":1,"op":"write","path":"notes/a.md","writer":"killed","source":"user","reason":null,"at":"2026-11-30T09:00:00Z","pid":1,"append":null}"#,
+    );
+    std::fs::write(f.root().join(".git/index.lock"), "").unwrap();
+    f.cmd()
+        .args(["log", "after a crash"])
+        .timeout(LIMIT)
+        .assert()
+        .success();
+    assert!(!f.exists(".git/index.lock"));
+    let authors = common::git(&f, &["log", "-2", "--format=%an %s"]);
+    assert!(authors.contains("killed write notes/a.md"), "{authors}");
+    assert!(authors.starts_with("main log log/"), "{authors}");
+}
+
 fn mkfifo(p: &std::path::Path) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     let st = std::process::Command::new("mkfifo")

@@ -157,8 +157,14 @@ impl History for GitHistory {
     }
 
     fn commit(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
-        let oid =
-            self.with_repo(|git| git.commit_all(change.actor, &change.message(), change.at))?;
+        // Recovery commits a killed change before `prepare` runs, so a git lock that change
+        // left is cleared here too (both run under the change lock).
+        let oid = self.with_repo(|git| {
+            for line in git.clear_stale_locks() {
+                git_warn(git, line);
+            }
+            git.commit_all(change.actor, &change.message(), change.at)
+        })?;
         Ok(oid.map(|o| o.to_string()))
     }
 
