@@ -30,9 +30,11 @@ pub mod memstore;
 pub mod notes;
 pub mod proposals;
 pub mod provenance;
+pub mod quota;
 pub mod recent;
 pub mod search;
 pub mod store;
+pub mod tenants;
 mod trust;
 
 pub use backend::{Backend, CopyReport, copy};

@@ -403,6 +403,12 @@ impl Memory {
         mem
     }
 
+    /// Bytes of files that warm search holds in memory for this memory (0 without it), as of
+    /// its last search: what a service counts against its memory budget.
+    pub fn warm_bytes(&self) -> usize {
+        self.warm.as_ref().map_or(0, |w| w.held_bytes())
+    }
+
     /// Where this memory's searches read files.
     pub(crate) fn corpus(&self) -> Corpus<'_> {
         match self.store().local_root() {

@@ -65,6 +65,8 @@ pub(crate) struct Warm {
     /// Set when the copy could not be started (no inotify here, or the watch limit reached):
     /// searches then read the disk without trying again each time.
     unavailable: AtomicBool,
+    /// The held files' bytes as of the last search, readable without the lock.
+    held: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for Warm {
@@ -119,8 +121,18 @@ impl Warm {
                 self.unavailable.store(true, Ordering::Relaxed);
             }
         }
-        let state = guard.as_mut()?;
-        Some((state.snapshot(scope), state.generation))
+        let Some(state) = guard.as_mut() else {
+            self.held.store(0, Ordering::Relaxed);
+            return None;
+        };
+        let out = (state.snapshot(scope), state.generation);
+        self.held.store(state.bytes, Ordering::Relaxed);
+        Some(out)
+    }
+
+    /// Bytes held in memory as of the last search.
+    pub fn held_bytes(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
     }
 
     /// True if the cache named `key` was last marked at `generation`.
