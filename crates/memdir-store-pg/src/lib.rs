@@ -25,10 +25,12 @@
 mod bridge;
 mod history;
 mod schema;
+mod tenants;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
 pub use history::PgHistory;
+pub use tenants::PgTenants;
 
 use bridge::Bridge;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -146,7 +148,7 @@ pub(crate) fn db_err(e: tokio_postgres::Error) -> StoreError {
 }
 
 /// Why a connection failed: the database does not exist (which `create` can mend), or anything else.
-enum Connect {
+pub(crate) enum Connect {
     NoDatabase(Box<tokio_postgres::Config>),
     Other(StoreError),
 }
@@ -170,7 +172,7 @@ impl From<Connect> for StoreError {
 }
 
 /// Creates the database `config` names, connecting to the server's `postgres` database to do it.
-fn create_database(config: &tokio_postgres::Config) -> Result<(), StoreError> {
+pub(crate) fn create_database(config: &tokio_postgres::Config) -> Result<(), StoreError> {
     let name = config.get_dbname().unwrap_or_default().to_string();
     let mut admin = config.clone();
     admin.dbname("postgres");
@@ -342,55 +344,19 @@ impl PgStore {
     /// Connects, and brings the schema up to date.
     fn connect(url: &str) -> Result<PgStore, Connect> {
         let PgUrl { connect, tenant } = PgUrl::parse(url)?;
-        let config: tokio_postgres::Config = connect
-            .parse()
-            .map_err(|e| StoreError::InvalidPath(format!("bad postgresql URL: {e}")))?;
-        let bridge = Arc::new(Bridge::new()?);
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(POOL_SIZE)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(60)))
-            .create_timeout(Some(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| StoreError::Backend(format!("postgresql: {e}")))?;
+        let (pool, bridge) = pool(&connect)?;
+        Ok(PgStore::of(pool, bridge, &connect, tenant))
+    }
+
+    /// The store of `tenant` over a pool that may serve others too.
+    pub(crate) fn of(pool: Pool, bridge: Arc<Bridge>, connect: &str, tenant: String) -> PgStore {
         let memory = format!("{connect}?{TENANT_PARAM}={tenant}");
         let db = Arc::new(Db {
             pool,
             tenant,
             memory,
         });
-        let d = db.clone();
-        let no_db = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = no_db.clone();
-        let migrated = bridge.run(async move {
-            let mut c = d.pool.get().await.map_err(|e| {
-                if let deadpool_postgres::PoolError::Backend(e) = &e
-                    && e.code() == Some(&tokio_postgres::error::SqlState::INVALID_CATALOG_NAME)
-                {
-                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                StoreError::Backend(format!(
-                    "cannot connect to postgresql: {}: is the server running and the URL right?",
-                    pool_message(e)
-                ))
-            })?;
-            let client: &mut tokio_postgres::Client = &mut c;
-            schema::migrate(client).await
-        });
-        match migrated {
-            Err(_) if no_db.load(std::sync::atomic::Ordering::Relaxed) => {
-                Err(Connect::NoDatabase(Box::new(config)))
-            }
-            Err(e) => Err(e.into()),
-            Ok(()) => Ok(PgStore { db, bridge }),
-        }
+        PgStore { db, bridge }
     }
 
     /// Runs one call against the database on the store's runtime.
@@ -402,6 +368,58 @@ impl PgStore {
     {
         self.bridge.run(f(self.db.clone()))
     }
+}
+
+/// A pool of `size` connections to the database `connect` names (a URL without a tenant), on a
+/// runtime of its own, with the schema brought up to date.
+pub(crate) fn pool_sized(connect: &str, size: usize) -> Result<(Pool, Arc<Bridge>), Connect> {
+    let config: tokio_postgres::Config = connect
+        .parse()
+        .map_err(|e| StoreError::InvalidPath(format!("bad postgresql URL: {e}")))?;
+    let bridge = Arc::new(Bridge::new()?);
+    let manager = Manager::from_config(
+        config.clone(),
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(size)
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(Duration::from_secs(60)))
+        .create_timeout(Some(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| StoreError::Backend(format!("postgresql: {e}")))?;
+    let p = pool.clone();
+    let no_db = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = no_db.clone();
+    let migrated = bridge.run(async move {
+        let mut c = p.get().await.map_err(|e| {
+            if let deadpool_postgres::PoolError::Backend(e) = &e
+                && e.code() == Some(&tokio_postgres::error::SqlState::INVALID_CATALOG_NAME)
+            {
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            StoreError::Backend(format!(
+                "cannot connect to postgresql: {}: is the server running and the URL right?",
+                pool_message(e)
+            ))
+        })?;
+        let client: &mut tokio_postgres::Client = &mut c;
+        schema::migrate(client).await
+    });
+    match migrated {
+        Err(_) if no_db.load(std::sync::atomic::Ordering::Relaxed) => {
+            Err(Connect::NoDatabase(Box::new(config)))
+        }
+        Err(e) => Err(e.into()),
+        Ok(()) => Ok((pool, bridge)),
+    }
+}
+
+fn pool(connect: &str) -> Result<(Pool, Arc<Bridge>), Connect> {
+    pool_sized(connect, POOL_SIZE)
 }
 
 /// `a/b/c` → `["a", "a/b"]`: the folders that must exist for `path` to.

@@ -87,6 +87,16 @@ CREATE FUNCTION memdir.lock_key(purpose text, tenant text, name text) RETURNS bi
     LANGUAGE sql IMMUTABLE
     AS $$ SELECT hashtextextended('memdir/' || purpose || '/' || tenant || '/' || name, 0) $$;
 "#,
+    // 2: a memory service's credentials: one bearer token (its SHA-256) and principal per tenant.
+    r#"
+CREATE TABLE memdir.credentials (
+    tenant       text PRIMARY KEY REFERENCES memdir.tenants ON DELETE CASCADE,
+    principal    text NOT NULL,
+    token_sha256 text NOT NULL UNIQUE,
+    created_ms   bigint NOT NULL,
+    token_set_ms bigint NOT NULL
+);
+"#,
 ];
 
 /// The schema version this build writes.

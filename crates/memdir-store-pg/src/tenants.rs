@@ -1,0 +1,248 @@
+//! A memory service's tenants in PostgreSQL: `memdir.credentials` beside the memories.
+//!
+//! Every tenant's store shares one connection pool (and runtime), so a service with thousands
+//! of tenants holds a bounded number of connections. A token is looked up by its SHA-256 through
+//! the table's unique index: the hash of a random 256-bit secret gives nothing to steer by timing.
+
+use crate::bridge::Bridge;
+use crate::{Connect, PgStore, TENANT_PARAM, db_err, pool_err};
+use deadpool_postgres::Pool;
+use memdir::StoreError;
+use memdir::tenants::{Tenant, Tenants, check_name, check_principal};
+use std::sync::Arc;
+
+/// Connections a service's shared pool keeps at most. A change holds up to three at once (its
+/// history lock, a file lock, a write), so the service bounds its concurrent tool calls well
+/// below this.
+pub const SERVICE_POOL_SIZE: usize = 48;
+
+/// The tenants of one database, and their memories.
+pub struct PgTenants {
+    pool: Pool,
+    bridge: Arc<Bridge>,
+    connect: String,
+}
+
+impl std::fmt::Debug for PgTenants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgTenants").finish_non_exhaustive()
+    }
+}
+
+fn no_tenant(name: &str) -> StoreError {
+    StoreError::NotFound(format!(
+        "no tenant {name:?}: `memdir tenant list` shows them"
+    ))
+}
+
+impl PgTenants {
+    /// Connects to the service database `url` names (`postgres://HOST/DB`, no `tenant`), creating
+    /// the database when `create` and it is missing.
+    pub fn open(url: &str, create: bool) -> Result<PgTenants, StoreError> {
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        if query
+            .split('&')
+            .any(|p| p.split('=').next() == Some(TENANT_PARAM))
+        {
+            return Err(StoreError::InvalidPath(format!(
+                "a service's store URL names no tenant: use {base} (each tenant is chosen by its token)"
+            )));
+        }
+        let connected = match crate::pool_sized(url, SERVICE_POOL_SIZE) {
+            Err(Connect::NoDatabase(config)) if create => {
+                crate::create_database(&config)?;
+                crate::pool_sized(url, SERVICE_POOL_SIZE)
+            }
+            other => other,
+        };
+        let (pool, bridge) = connected.map_err(StoreError::from)?;
+        Ok(PgTenants {
+            pool,
+            bridge,
+            connect: url.to_string(),
+        })
+    }
+
+    /// A tenant's store over the shared pool.
+    pub fn store(&self, name: &str) -> Result<PgStore, StoreError> {
+        check_name(name)?;
+        Ok(PgStore::of(
+            self.pool.clone(),
+            self.bridge.clone(),
+            &self.connect,
+            name.to_string(),
+        ))
+    }
+}
+
+fn tenant_of(r: &tokio_postgres::Row) -> Tenant {
+    Tenant {
+        name: r.get(0),
+        principal: r.get(1),
+        created_ms: r.get(2),
+        token_set_ms: r.get(3),
+    }
+}
+
+impl Tenants for PgTenants {
+    fn add(&self, tenant: &Tenant, token_hash: &str) -> Result<(), StoreError> {
+        check_name(&tenant.name)?;
+        check_principal(&tenant.principal)?;
+        let (pool, t, h) = (self.pool.clone(), tenant.clone(), token_hash.to_string());
+        self.bridge.run(async move {
+            let mut c = pool.get().await.map_err(pool_err)?;
+            let tx = c.transaction().await.map_err(db_err)?;
+            tx.execute(
+                "INSERT INTO memdir.tenants (tenant, created_ms) VALUES ($1, memdir.now_ms())
+                 ON CONFLICT DO NOTHING",
+                &[&t.name],
+            )
+            .await
+            .map_err(db_err)?;
+            let added = tx
+                .execute(
+                    "INSERT INTO memdir.credentials (tenant, principal, token_sha256, created_ms, token_set_ms)
+                     VALUES ($1, $2, $3, memdir.now_ms(), memdir.now_ms())
+                     ON CONFLICT (tenant) DO NOTHING",
+                    &[&t.name, &t.principal, &h],
+                )
+                .await
+                .map_err(db_err)?;
+            if added == 0 {
+                return Err(StoreError::Conflict(format!(
+                    "tenant {:?} already exists: `memdir tenant rotate {}` gives it a new token",
+                    t.name, t.name
+                )));
+            }
+            tx.commit().await.map_err(db_err)
+        })
+    }
+
+    fn list(&self) -> Result<Vec<Tenant>, StoreError> {
+        let pool = self.pool.clone();
+        self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            let rows = c
+                .query(
+                    "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
+                     ORDER BY tenant COLLATE \"C\"",
+                    &[],
+                )
+                .await
+                .map_err(db_err)?;
+            Ok(rows.iter().map(tenant_of).collect())
+        })
+    }
+
+    fn set_token(&self, name: &str, token_hash: &str) -> Result<(), StoreError> {
+        let (pool, n, h) = (self.pool.clone(), name.to_string(), token_hash.to_string());
+        self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            let n_set = c
+                .execute(
+                    "UPDATE memdir.credentials SET token_sha256 = $2, token_set_ms = memdir.now_ms()
+                     WHERE tenant = $1",
+                    &[&n, &h],
+                )
+                .await
+                .map_err(db_err)?;
+            if n_set == 0 {
+                return Err(no_tenant(&n));
+            }
+            Ok(())
+        })
+    }
+
+    fn remove(&self, name: &str, purge: bool) -> Result<(), StoreError> {
+        check_name(name)?;
+        let (pool, n) = (self.pool.clone(), name.to_string());
+        self.bridge.run(async move {
+            let mut c = pool.get().await.map_err(pool_err)?;
+            let tx = c.transaction().await.map_err(db_err)?;
+            let creds = tx
+                .execute("DELETE FROM memdir.credentials WHERE tenant = $1", &[&n])
+                .await
+                .map_err(db_err)?;
+            let mut memory = 0;
+            if purge {
+                // The tenant's tree lock, so no change of its own is half-way through.
+                tx.execute(
+                    "SELECT pg_advisory_xact_lock(memdir.lock_key('tree', $1, ''))",
+                    &[&n],
+                )
+                .await
+                .map_err(db_err)?;
+                for table in [
+                    "memdir.files",
+                    "memdir.meta",
+                    "memdir.pending",
+                    "memdir.changes",
+                    "memdir.blobs",
+                ] {
+                    tx.execute(&format!("DELETE FROM {table} WHERE tenant = $1"), &[&n])
+                        .await
+                        .map_err(db_err)?;
+                }
+                memory = tx
+                    .execute("DELETE FROM memdir.tenants WHERE tenant = $1", &[&n])
+                    .await
+                    .map_err(db_err)?;
+            }
+            if creds == 0 && memory == 0 {
+                return Err(no_tenant(&n));
+            }
+            tx.commit().await.map_err(db_err)
+        })
+    }
+
+    fn by_token(&self, token_hash: &str) -> Result<Option<Tenant>, StoreError> {
+        let (pool, h) = (self.pool.clone(), token_hash.to_string());
+        self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            let row = c
+                .query_opt(
+                    "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
+                     WHERE token_sha256 = $1",
+                    &[&h],
+                )
+                .await
+                .map_err(db_err)?;
+            Ok(row.as_ref().map(tenant_of))
+        })
+    }
+
+    fn backend(&self, name: &str, create: bool) -> Result<memdir::Backend, StoreError> {
+        let store = self.store(name)?;
+        let (pool, n) = (self.pool.clone(), name.to_string());
+        let exists = self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            if create {
+                c.execute(
+                    "INSERT INTO memdir.tenants (tenant, created_ms) VALUES ($1, memdir.now_ms())
+                     ON CONFLICT DO NOTHING",
+                    &[&n],
+                )
+                .await
+                .map_err(db_err)?;
+            }
+            let row = c
+                .query_opt("SELECT 1 FROM memdir.tenants WHERE tenant = $1", &[&n])
+                .await
+                .map_err(db_err)?;
+            Ok(row.is_some())
+        })?;
+        if !exists {
+            return Err(no_tenant(name));
+        }
+        Ok(store.backend())
+    }
+
+    fn ready(&self) -> Result<(), StoreError> {
+        let pool = self.pool.clone();
+        self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            c.query_one("SELECT 1", &[]).await.map_err(db_err)?;
+            Ok(())
+        })
+    }
+}
