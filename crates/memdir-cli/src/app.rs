@@ -96,8 +96,10 @@ pub enum Command {
     Tool(cmd::tool::Args),
     /// Serve MCP over stdin/stdout (for `claude mcp add memdir -- memdir mcp`)
     Mcp(cmd::mcp::Args),
-    /// Serve MCP over streamable HTTP (loopback by default)
+    /// Serve MCP over streamable HTTP (loopback by default); on a service root, every tenant
     Serve(cmd::serve::Args),
+    /// Add, list, rotate or remove the tenants of a memory service
+    Tenant(cmd::tenant::Args),
     /// Claude Code hooks: session-start context, pre-compact reminder
     Hook(cmd::hook::Args),
     /// Print the save-before-compaction turn
@@ -438,6 +440,7 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Tool(a) => cmd::tool::run(a, env),
         Command::Mcp(a) => cmd::mcp::run(a, env),
         Command::Serve(a) => cmd::serve::run(a, env),
+        Command::Tenant(a) => cmd::tenant::run(a, env),
         Command::Hook(a) => cmd::hook::run(a, env),
         Command::FlushPrompt(a) => cmd::flush_prompt::run(a, env),
         Command::Offload(a) => cmd::offload::run(a, env),

@@ -83,6 +83,34 @@ impl Location {
         format!("{tenant}-{}", hash.get(..16).unwrap_or(&hash))
     }
 
+    /// True when this names a memory service's root rather than one memory: a PostgreSQL URL
+    /// without `tenant=`, or a folder holding a tenant registry (`tenants.json`).
+    pub fn is_service(&self) -> bool {
+        match self {
+            Location::Folder(root) => memdir::tenants::FolderTenants::is_service_root(root),
+            Location::Postgres(url) => !has_tenant(url),
+            Location::S3(_) => false,
+        }
+    }
+
+    /// The tenant registry of a service root; `create` makes a missing database or folder.
+    pub fn tenants(
+        &self,
+        create: bool,
+    ) -> Result<std::sync::Arc<dyn memdir::tenants::Tenants>, CliError> {
+        match self {
+            Location::Folder(root) => Ok(std::sync::Arc::new(memdir::tenants::FolderTenants::new(
+                root,
+            ))),
+            Location::Postgres(url) => Ok(std::sync::Arc::new(memdir_store_pg::PgTenants::open(
+                url, create,
+            )?)),
+            Location::S3(_) => Err(CliError::invalid(
+                "a memory service keeps its tenants in PostgreSQL or a folder: use --store postgres://HOST/DB or a folder",
+            )),
+        }
+    }
+
     /// Opens the backend; `create` makes a missing folder (or registers a new tenant).
     pub fn open(&self, create: bool) -> Result<Backend, CliError> {
         match self {
@@ -121,6 +149,14 @@ fn s3_config(url: &str) -> Result<memdir_store_s3::S3Config, CliError> {
         config = config.with_cache_dir(c.join("memdir").join("s3"));
     }
     Ok(config)
+}
+
+/// True when a URL's query names a tenant.
+fn has_tenant(url: &str) -> bool {
+    url.split_once('?').is_some_and(|(_, q)| {
+        q.split('&')
+            .any(|p| p.split('=').next() == Some(memdir_store_pg::TENANT_PARAM))
+    })
 }
 
 /// `scheme://user:secret@host` → `scheme://user@host`.

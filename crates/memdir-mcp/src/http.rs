@@ -95,17 +95,11 @@ impl Default for Limits {
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
 
-/// Compares two byte strings in time that depends only on their lengths.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
+use memdir::tenants::same;
 
 /// The credentials of an `Authorization: Bearer <token>` header; the scheme name is
 /// case-insensitive (RFC 9110, section 11.1).
-fn bearer(value: &str) -> Option<&str> {
+pub(crate) fn bearer(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim().split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")
@@ -284,9 +278,9 @@ fn router(tools: Tools, config: &HttpConfig, addr: SocketAddr) -> Served {
 }
 
 /// The router, and the token that ends its SSE streams and sessions.
-struct Served {
-    router: axum::Router,
-    stop_streams: CancellationToken,
+pub(crate) struct Served {
+    pub(crate) router: axum::Router,
+    pub(crate) stop_streams: CancellationToken,
 }
 
 /// What a connection holds: how many of its requests are in flight (from their headers to the
@@ -387,7 +381,7 @@ const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 
 
 /// The accept loop: serves connections until `stop` resolves, then shuts down as [`serve`]
 /// says.
-async fn run(
+pub(crate) async fn run(
     listener: tokio::net::TcpListener,
     served: Served,
     limits: Limits,
@@ -492,14 +486,14 @@ async fn run(
 /// rmcp's in-memory sessions, capped: a new session past [`Limits::max_sessions`] ends the
 /// least recently used one. Sessions idle for [`Limits::session_idle`] end by themselves
 /// (rmcp's keep-alive), and rmcp then closes them here.
-struct Sessions {
+pub(crate) struct Sessions {
     inner: LocalSessionManager,
     used: Mutex<HashMap<SessionId, Instant>>,
     max: usize,
 }
 
 impl Sessions {
-    fn new(limits: Limits) -> Sessions {
+    pub(crate) fn new(limits: Limits) -> Sessions {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(limits.session_idle);
         Sessions {
@@ -599,7 +593,7 @@ impl SessionManager for Sessions {
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown() {
+pub(crate) async fn shutdown() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

@@ -26,6 +26,7 @@ pub mod http;
 pub mod offload;
 pub mod prompts;
 pub mod server;
+pub mod service;
 pub mod stdio;
 pub mod tools;
 

@@ -291,6 +291,103 @@ pub fn specs() -> Vec<ToolSpec> {
 #[derive(Clone)]
 pub struct Tools {
     mem: Arc<Memory>,
+    admission: Option<(Arc<Admission>, Arc<Gate>)>,
+}
+
+/// Every tool [`Tools::call`] answers.
+const TOOL_NAMES: &[&str] = &[
+    "memory_context",
+    "memory_search",
+    "memory_read",
+    "memory_links",
+    "memory_recent",
+    "memory_write",
+    "memory_edit",
+    "memory_log",
+    "memory_scratch",
+    "memory_offload",
+    "gate_request",
+    "gate_status",
+    "memory",
+];
+
+/// How long a call waits for room before it is answered "busy".
+const ADMISSION_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Bounds on the tool layer in a service shared by many memories: tool calls in flight, searches
+/// in flight (over all memories, and per memory, so one tenant cannot take every core), and the
+/// size of an answer. Shared by every [`Tools`] given it with [`Tools::with_admission`].
+#[derive(Debug)]
+pub struct Admission {
+    calls: Arc<Gate>,
+    searches: Arc<Gate>,
+    per_memory_searches: usize,
+    max_text_bytes: usize,
+}
+
+impl Admission {
+    /// At most `calls` calls and `searches` searches at once, `per_memory_searches` of them on
+    /// one memory; an answer longer than `max_text_bytes` becomes an error result.
+    pub fn new(
+        calls: usize,
+        searches: usize,
+        per_memory_searches: usize,
+        max_text_bytes: usize,
+    ) -> Admission {
+        Admission {
+            calls: Arc::new(Gate::new(calls)),
+            searches: Arc::new(Gate::new(searches)),
+            per_memory_searches,
+            max_text_bytes,
+        }
+    }
+}
+
+/// A counting semaphore for blocking threads (tool calls run on tokio's blocking pool).
+#[derive(Debug)]
+pub(crate) struct Gate {
+    used: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+    max: usize,
+}
+
+/// A place taken in a [`Gate`], given back on drop.
+pub(crate) struct Permit(Arc<Gate>);
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut used = self.0.used.lock().unwrap_or_else(|p| p.into_inner());
+        *used = used.saturating_sub(1);
+        self.0.freed.notify_one();
+    }
+}
+
+impl Gate {
+    fn new(max: usize) -> Gate {
+        Gate {
+            used: std::sync::Mutex::new(0),
+            freed: std::sync::Condvar::new(),
+            max: max.max(1),
+        }
+    }
+
+    /// Waits up to `wait` for a place.
+    fn enter(self: &Arc<Self>, wait: std::time::Duration) -> Option<Permit> {
+        let used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut used, _) = self
+            .freed
+            .wait_timeout_while(used, wait, |u| *u >= self.max)
+            .unwrap_or_else(|p| p.into_inner());
+        if *used >= self.max {
+            return None;
+        }
+        *used += 1;
+        Some(Permit(self.clone()))
+    }
+}
+
+fn busy() -> ToolText {
+    ToolText::error("the memory service is busy: retry in a few seconds")
 }
 
 #[derive(Deserialize)]
@@ -434,7 +531,16 @@ impl Tools {
     pub fn new(mem: Arc<Memory>) -> Tools {
         Tools {
             mem: Arc::new(mem.for_agent()),
+            admission: None,
         }
+    }
+
+    /// The same tools under a service's shared bounds; this memory gets its own share of the
+    /// searches.
+    pub fn with_admission(mut self, admission: Arc<Admission>) -> Tools {
+        let mine = Arc::new(Gate::new(admission.per_memory_searches));
+        self.admission = Some((admission, mine));
+        self
     }
 
     /// The memory folder underneath.
@@ -444,6 +550,38 @@ impl Tools {
 
     /// Calls tool `name` with `arguments` (a JSON object).
     pub fn call(&self, name: &str, arguments: Value) -> Result<ToolText, UnknownTool> {
+        let Some((admission, mine)) = &self.admission else {
+            return self.call_now(name, arguments);
+        };
+        if !TOOL_NAMES.contains(&name) {
+            return Err(UnknownTool(name.to_string()));
+        }
+        let Some(_call) = admission.calls.enter(ADMISSION_WAIT) else {
+            return Ok(busy());
+        };
+        let _search = if name == "memory_search" {
+            let Some(m) = mine.enter(ADMISSION_WAIT) else {
+                return Ok(busy());
+            };
+            let Some(s) = admission.searches.enter(ADMISSION_WAIT) else {
+                return Ok(busy());
+            };
+            Some((m, s))
+        } else {
+            None
+        };
+        let out = self.call_now(name, arguments)?;
+        if out.text.len() > admission.max_text_bytes {
+            return Ok(ToolText::error(format!(
+                "the answer is {} bytes, past this service's limit of {}: narrow it (a path, a smaller limit, a line range)",
+                out.text.len(),
+                admission.max_text_bytes
+            )));
+        }
+        Ok(out)
+    }
+
+    fn call_now(&self, name: &str, arguments: Value) -> Result<ToolText, UnknownTool> {
         let out = match name {
             "memory_context" => self.context(arguments),
             "memory_search" => self.search(arguments),

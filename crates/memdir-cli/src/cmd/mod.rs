@@ -31,6 +31,7 @@ pub mod scratch;
 pub mod search;
 pub mod serve;
 pub mod sweep;
+pub mod tenant;
 pub mod tool;
 pub mod undo;
 pub mod version;

@@ -3,6 +3,7 @@
 use crate::app::Env;
 use crate::cmd::mcp::open_or_init;
 use crate::ui::{CliError, CliResult, exit};
+use memdir::Memory;
 use memdir_mcp::Tools;
 use memdir_mcp::http::{HttpConfig, Limits, MCP_PATH};
 use std::net::{SocketAddr, ToSocketAddrs as _};
@@ -14,12 +15,19 @@ use std::time::Duration;
 /// by default; a browser Origin is refused unless named with --allow-origin. With a token (from
 /// MEMDIR_TOKEN or --token-file) every request must send `Authorization: Bearer <token>`;
 /// another address than loopback needs one. The token is never printed or logged.
+///
+/// On a service root (a PostgreSQL URL without `tenant=`, or a folder made by `memdir tenant
+/// add`) it serves every tenant: each request's bearer token chooses the memory, and REST
+/// endpoints (POST /v1/tools/NAME, GET /v1/files/PATH), /healthz, /readyz and /metrics join
+/// /mcp. The embedder, limits and quotas then come from --config, never from a tenant's own
+/// settings.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   memdir serve
   memdir serve --listen 127.0.0.1:0          # pick a free port; the address is printed on stderr
   MEMDIR_TOKEN=$(openssl rand -hex 32) memdir serve --listen 0.0.0.0:8707
-  claude mcp add --transport http --header \"Authorization: Bearer $MEMDIR_TOKEN\" memdir http://127.0.0.1:8707/mcp")]
+  claude mcp add --transport http --header \"Authorization: Bearer $MEMDIR_TOKEN\" memdir http://127.0.0.1:8707/mcp
+  memdir --store postgres://127.0.0.1/memdir serve --listen 0.0.0.0:8707 --config service.toml")]
 pub struct Args {
     /// The address to listen on: an IP address or a host name, and a port (localhost:8707).
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8707", value_parser = parse_listen)]
@@ -50,6 +58,43 @@ pub struct Args {
     /// On SIGTERM or Ctrl-C, give requests in flight SECS to finish, then end streams and exit.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULTS.shutdown_timeout.as_secs(), value_parser = secs())]
     pub shutdown_timeout: u64,
+    /// A service's operator settings (TOML: [embed], [limits], [quota]); only on a service root.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// What the operator of a service sets: tenants' own `.memdir/config.toml` cannot change these.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Operator {
+    /// The embedder of semantic and hybrid search, shared by every tenant.
+    embed: memdir_core::config::EmbedSettings,
+    /// Per-tenant and global bounds.
+    limits: memdir_mcp::service::ServiceLimits,
+    /// What each tenant may store.
+    quota: memdir::quota::Quota,
+}
+
+fn operator(a: &Args) -> Result<Operator, CliError> {
+    let Some(path) = &a.config else {
+        return Ok(Operator::default());
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError::invalid(format!(
+            "cannot read the service config {}: {e}",
+            path.display()
+        ))
+    })?;
+    toml::from_str(&text).map_err(|e| {
+        let msg = e.message().to_string();
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        CliError::invalid(match line {
+            Some(l) => format!("{}:{l}: {msg}", path.display()),
+            None => format!("{}: {msg}", path.display()),
+        })
+    })
 }
 
 const DEFAULTS: Limits = Limits::DEFAULT;
@@ -108,21 +153,117 @@ fn token(a: &Args) -> Result<Option<String>, CliError> {
         .filter(|t| !t.is_empty()))
 }
 
+fn limits(a: &Args) -> Limits {
+    Limits {
+        header_timeout: Duration::from_secs(a.header_timeout),
+        request_timeout: Duration::from_secs(a.request_timeout),
+        max_connections: a.max_connections,
+        max_sessions: a.max_sessions,
+        session_idle: Duration::from_secs(a.session_idle),
+        shutdown_timeout: Duration::from_secs(a.shutdown_timeout),
+    }
+}
+
+/// Serves every tenant of a service root.
+fn run_service(a: Args, env: &Env) -> CliResult {
+    if token(&a)?.is_some() {
+        return Err(CliError::invalid(
+            "a service authenticates each tenant by its own token: unset MEMDIR_TOKEN and drop --token-file (`memdir tenant add` makes tokens)",
+        ));
+    }
+    if !a.allow_origin.is_empty() {
+        return Err(CliError::invalid(
+            "--allow-origin is for a single memory; a service is for programs, not browser pages",
+        ));
+    }
+    let op = operator(&a)?;
+    let tenants = env.location.tenants(false)?;
+    tenants.ready()?;
+    // One embedder for every tenant, chosen by the operator (MEMDIR_MODEL_DIR or [embed]), loaded
+    // once; the API key comes from the variable the operator's config names.
+    let api_key = op
+        .embed
+        .api_key_env
+        .as_deref()
+        .and_then(|name| std::env::var(name).ok())
+        .filter(|k| !k.is_empty());
+    let base = a
+        .config
+        .as_deref()
+        .and_then(|c| c.parent())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let embed = memdir::search::embed_config(&op.embed, &base, env.model_dir.clone(), api_key)?;
+    let embedder: Option<Arc<dyn memdir::embed::Embedder>> = memdir::embed::open(&embed)
+        .map_err(|e| CliError::invalid(format!("the service's [embed]: {e}")))?
+        .map(Arc::from);
+    let quota = op.quota;
+    let clock = env.clock.clone();
+    let cache = crate::app::cache_home().map(|c| {
+        c.join("memdir")
+            .join("service")
+            .join(env.location.cache_name())
+    });
+    let is_folder = matches!(env.location, crate::store::Location::Folder(_));
+    let registry = tenants.clone();
+    let opener = Box::new(move |t: &memdir::tenants::Tenant| {
+        let backend = registry
+            .backend(&t.name, false)
+            .map_err(|e| e.to_string())?
+            .with_quota(quota);
+        let mut mem = Memory::open_backend(backend, clock.clone()).map_err(|e| e.to_string())?;
+        if let Some(c) = &cache
+            && !is_folder
+        {
+            mem = mem.with_search_cache(c.join(&t.name));
+        }
+        // The principal is the writer, whatever a client says; agents' writes are labelled
+        // `agent`, so core changes become proposals as on any agent surface.
+        mem = mem.with_actor(memdir::Actor {
+            writer: t.principal.clone(),
+            source: memdir::Source::Agent,
+        });
+        mem = match &embedder {
+            Some(e) => mem.with_embedder(e.clone()),
+            None => mem.with_embed_config(memdir::embed::EmbedConfig::None),
+        };
+        Ok(if is_folder {
+            mem.with_warm_search()
+        } else {
+            mem
+        })
+    });
+    let config = memdir_mcp::service::ServiceConfig {
+        listen: a.listen,
+        limits: limits(&a),
+        service: op.limits,
+    };
+    memdir_mcp::service::check(&config).map_err(CliError::invalid)?;
+    memdir_mcp::service::serve(tenants, opener, config, |addr| {
+        eprintln!("memdir: serving every tenant's memory on http://{addr} (/mcp, /v1/tools/NAME, /v1/files/PATH; bearer token required)");
+    })
+    .map_err(|e| CliError {
+        message: e,
+        code: exit::FAILURE,
+    })
+}
+
 /// Runs `serve`.
 pub fn run(a: Args, env: &Env) -> CliResult {
     memdir_mcp::server::init_logging(std::env::var("MEMDIR_LOG").ok().as_deref());
+    if env.location.is_service() {
+        return run_service(a, env);
+    }
+    if a.config.is_some() {
+        return Err(CliError::invalid(
+            "--config is a service's operator settings: a single memory reads .memdir/config.toml",
+        ));
+    }
     let config = HttpConfig {
         listen: a.listen,
         token: token(&a)?,
         allowed_origins: a.allow_origin.clone(),
-        limits: Limits {
-            header_timeout: Duration::from_secs(a.header_timeout),
-            request_timeout: Duration::from_secs(a.request_timeout),
-            max_connections: a.max_connections,
-            max_sessions: a.max_sessions,
-            session_idle: Duration::from_secs(a.session_idle),
-            shutdown_timeout: Duration::from_secs(a.shutdown_timeout),
-        },
+        limits: limits(&a),
     };
     memdir_mcp::http::check(&config).map_err(CliError::invalid)?;
     let with_token = config.token.is_some();

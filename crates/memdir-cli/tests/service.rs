@@ -1,0 +1,554 @@
+//! `memdir serve` as a multi-tenant service, on a folder root and on PostgreSQL: tenants and
+//! their tokens, isolation (tokens, traversal, encoded traversal, random operations by two
+//! tenants), the REST tool layer against `memdir tool`, quotas, operator-only settings, and two
+//! instances on one database. PostgreSQL cases skip with a message when no server runs
+//! (`MEMDIR_REQUIRE_PG=1` fails instead).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+use memdir_store_pg::pg_or_skip;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// `memdir` on `store`, with a clean environment.
+fn memdir(store: &str, home: &Path) -> Command {
+    let mut c = Command::new(common::bin());
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MEMDIR_STORE", store)
+        .env("MEMDIR_NOW", common::NOW)
+        .env("TZ", "UTC")
+        .env("HOME", home)
+        .env("XDG_CACHE_HOME", home.join("cache"));
+    c
+}
+
+fn run(store: &str, home: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = memdir(store, home).args(args).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `tenant add NAME`: the token, checked to be alone on stdout.
+fn add(store: &str, home: &Path, name: &str, principal: &str) -> String {
+    let (code, out, err) = run(
+        store,
+        home,
+        &["tenant", "add", name, "--principal", principal],
+    );
+    assert_eq!(code, 0, "tenant add {name}: {err}");
+    assert_eq!(out.lines().count(), 1, "{out:?}");
+    let token = out.trim().to_string();
+    assert!(token.starts_with("mdt_") && token.len() == 68, "{token}");
+    token
+}
+
+/// A running service, killed when dropped.
+struct Service {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Service {
+    fn start(store: &str, home: &Path, extra: &[&str]) -> Service {
+        Service::start_env(store, home, extra, &[])
+    }
+
+    fn start_env(store: &str, home: &Path, extra: &[&str], env: &[(&str, &str)]) -> Service {
+        let mut c = memdir(store, home);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let addr = loop {
+            line.clear();
+            assert!(
+                err.read_line(&mut line).unwrap() > 0,
+                "memdir serve exited before it listened"
+            );
+            if let Some(rest) = line.split("memory on http://").nth(1) {
+                break rest.split(' ').next().unwrap().parse().unwrap();
+            }
+        };
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        Service { child, addr }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// A request with an optional `Authorization` header value: (status, body).
+fn http(method: &str, url: &str, auth: Option<&str>, body: Option<&[u8]>) -> (u16, String) {
+    let a = agent();
+    let mut resp = match method {
+        "GET" => {
+            let mut r = a.get(url);
+            if let Some(v) = auth {
+                r = r.header("Authorization", v);
+            }
+            r.call()
+        }
+        _ => {
+            let mut r = a.post(url).header("Content-Type", "application/json");
+            if let Some(v) = auth {
+                r = r.header("Authorization", v);
+            }
+            r.send(body.unwrap_or(b""))
+        }
+    }
+    .unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (status, text)
+}
+
+/// `POST /v1/tools/NAME` as tenant `token`: the answer's text and `is_error`.
+fn tool(s: &Service, token: &str, name: &str, args: Value) -> (String, bool) {
+    let (status, body) = http(
+        "POST",
+        &s.url(&format!("/v1/tools/{name}")),
+        Some(&format!("Bearer {token}")),
+        Some(args.to_string().as_bytes()),
+    );
+    assert_eq!(status, 200, "{name}: {body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    (
+        v["text"].as_str().unwrap().to_string(),
+        v["is_error"].as_bool().unwrap(),
+    )
+}
+
+/// A tiny deterministic generator, so a failure replays.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Everything the isolation checks do, on any service root. `tenant_store` names a tenant's
+/// memory as a single store, for `memdir tool`.
+fn isolation(store: &str, home: &Path, tenant_store: &dyn Fn(&str) -> String) {
+    let alice = add(store, home, "alice", "alice-p");
+    let bob = add(store, home, "bob", "bob-p");
+    let s = Service::start(store, home, &[]);
+    let root_shown = home.to_str().unwrap();
+
+    // Tokens: missing, wrong, another scheme, a lowercase scheme.
+    let ctx = s.url("/v1/tools/memory_context");
+    assert_eq!(http("POST", &ctx, None, Some(b"{}")).0, 401);
+    assert_eq!(
+        http("POST", &ctx, Some("Bearer mdt_nope"), Some(b"{}")).0,
+        401
+    );
+    assert_eq!(
+        http("POST", &ctx, Some(&format!("Basic {alice}")), Some(b"{}")).0,
+        401
+    );
+    assert_eq!(
+        http("POST", &ctx, Some(&format!("bearer {alice}")), Some(b"{}")).0,
+        200
+    );
+    assert_eq!(http("GET", &s.url("/v1/files/core.md"), None, None).0, 401);
+    assert_eq!(http("POST", &s.url("/mcp"), None, Some(b"{}")).0, 401);
+
+    // The REST answer is `memdir tool`'s text.
+    tool(
+        &s,
+        &alice,
+        "memory_log",
+        json!({"text": "alice-secret-7f3a chose PostgreSQL"}),
+    );
+    let (via_rest, err) = tool(&s, &alice, "memory_context", json!({}));
+    assert!(!err);
+    let mut c = memdir(&tenant_store("alice"), home);
+    c.args(["tool", "memory_context"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"{}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        via_rest.trim_end()
+    );
+
+    // The writer is the principal, whatever the client says.
+    let (recent, _) = tool(&s, &alice, "memory_recent", json!({}));
+    assert!(recent.contains("alice-p"), "{recent}");
+
+    // Bob sees none of it: search, read, traversal and encoded traversal, every endpoint.
+    let (hits, _) = tool(
+        &s,
+        &bob,
+        "memory_search",
+        json!({"pattern": "alice-secret"}),
+    );
+    assert!(!hits.contains("7f3a"), "{hits}");
+    for p in [
+        "../alice/log/2026-11-30.md",
+        "/memories/../alice/core.md",
+        "tenants/alice/log/2026-11-30.md",
+        "alice/log/2026-11-30.md",
+        "..",
+        "/etc/passwd",
+    ] {
+        // An error may echo the path asked for, never what is there or where it lives.
+        let (t, _) = tool(&s, &bob, "memory_read", json!({"path": p}));
+        assert!(
+            !t.contains("7f3a") && !t.contains("alice-p") && !t.contains(root_shown),
+            "{p}: {t}"
+        );
+        let (t, _) = tool(
+            &s,
+            &bob,
+            "memory",
+            json!({"command": "view", "path": format!("/memories/{p}")}),
+        );
+        assert!(
+            !t.contains("7f3a") && !t.contains("alice-p") && !t.contains(root_shown),
+            "{p}: {t}"
+        );
+    }
+    for p in [
+        "..%2Falice%2Flog%2F2026-11-30.md",
+        "%2E%2E/alice/core.md",
+        "..%252Falice%252Fcore.md",
+        "log/..%2F..%2Falice%2Fcore.md",
+        "%2Fetc%2Fpasswd",
+    ] {
+        let (code, body) = http(
+            "GET",
+            &s.url(&format!("/v1/files/{p}")),
+            Some(&format!("Bearer {bob}")),
+            None,
+        );
+        assert_ne!(code, 200, "{p}: {body}");
+        assert!(
+            !body.contains("7f3a") && !body.contains("alice-p"),
+            "{p}: {body}"
+        );
+    }
+    let (code, body) = http(
+        "GET",
+        &s.url("/v1/files/log/2026-11-30.md"),
+        Some(&format!("Bearer {alice}")),
+        None,
+    );
+    assert_eq!(code, 200);
+    assert!(body.contains("alice-secret-7f3a"));
+
+    // Bad requests get clear answers.
+    let (code, body) = http(
+        "POST",
+        &s.url("/v1/tools/memory_nope"),
+        Some(&format!("Bearer {bob}")),
+        Some(b"{}"),
+    );
+    assert_eq!(code, 404, "{body}");
+    let (code, body) = http(
+        "POST",
+        &ctx,
+        Some(&format!("Bearer {bob}")),
+        Some(b"not json"),
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("not JSON"));
+    // A body past the limit is refused from its Content-Length, before it is sent.
+    let mut c = std::net::TcpStream::connect(s.addr).unwrap();
+    std::io::Write::write_all(
+        &mut c,
+        format!(
+            "POST /v1/tools/memory_write HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {bob}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{{",
+            s.addr,
+            5 << 20
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut head = String::new();
+    BufReader::new(c).read_line(&mut head).unwrap();
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+
+    // Random operations by both: nothing of one ever shows in the other's answers.
+    let mut rng = Lcg(7);
+    let who = [("alice", &alice), ("bob", &bob)];
+    for i in 0..120 {
+        let (me, token) = who[rng.next(2) as usize];
+        let other = if me == "alice" { "bob" } else { "alice" };
+        let marker = format!("{me}-mark-{i}");
+        let (name, args) = match rng.next(7) {
+            0 => ("memory_log", json!({"text": marker})),
+            1 => (
+                "memory_write",
+                json!({"path": format!("notes/{me}-{i}.md"), "content": marker}),
+            ),
+            2 => ("memory_edit", json!({"path": "core.md", "append": marker})),
+            3 => ("memory_search", json!({"pattern": "mark"})),
+            4 => (
+                "memory_search",
+                json!({"pattern": "mark", "mode": "ranked"}),
+            ),
+            5 => ("memory_read", json!({"path": "notes"})),
+            _ => ("memory_recent", json!({})),
+        };
+        let (text, _) = tool(&s, token, name, args);
+        assert!(
+            !text.contains(&format!("{other}-mark")) && !text.contains(&format!("{other}-p")),
+            "op {i} by {me} ({name}) shows {other}'s data: {text}"
+        );
+    }
+
+    // Metrics count, and name no tenant, token or path.
+    let (code, m) = http("GET", &s.url("/metrics"), None, None);
+    assert_eq!(code, 200);
+    assert!(m.contains("memdir_http_requests_total"), "{m}");
+    assert!(
+        !m.contains("alice") && !m.contains("mdt_") && !m.contains("notes/"),
+        "{m}"
+    );
+    assert_eq!(http("GET", &s.url("/healthz"), None, None).0, 200);
+    assert_eq!(http("GET", &s.url("/readyz"), None, None).0, 200);
+
+    // Rotation: the old token stops working at once; removal too.
+    let (code, new_alice, _) = run(store, home, &["tenant", "rotate", "alice"]);
+    assert_eq!(code, 0);
+    let new_alice = new_alice.trim().to_string();
+    assert_eq!(
+        http("POST", &ctx, Some(&format!("Bearer {alice}")), Some(b"{}")).0,
+        401
+    );
+    assert_eq!(
+        http(
+            "POST",
+            &ctx,
+            Some(&format!("Bearer {new_alice}")),
+            Some(b"{}")
+        )
+        .0,
+        200
+    );
+    let (code, _, _) = run(store, home, &["tenant", "remove", "bob"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        http("POST", &ctx, Some(&format!("Bearer {bob}")), Some(b"{}")).0,
+        401
+    );
+}
+
+#[test]
+fn tenants_on_a_folder_root_are_isolated() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("service");
+    let store = root.to_str().unwrap().to_string();
+    let r = root.clone();
+    isolation(&store, home.path(), &move |t| {
+        r.join("tenants").join(t).to_str().unwrap().to_string()
+    });
+}
+
+#[test]
+fn tenants_on_postgresql_are_isolated() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    let d = &db;
+    isolation(&store, home.path(), &|t| d.url(t));
+}
+
+#[test]
+fn tenant_commands_say_what_is_wrong() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("service");
+    let store = root.to_str().unwrap();
+    add(store, home.path(), "alice", "alice");
+    let (code, _, err) = run(store, home.path(), &["tenant", "add", "alice"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("already exists") && err.contains("rotate"),
+        "{err}"
+    );
+    let (code, _, err) = run(store, home.path(), &["tenant", "add", "../x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad tenant name"), "{err}");
+    let (code, _, err) = run(store, home.path(), &["tenant", "rotate", "nobody"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no tenant"), "{err}");
+    let (code, out, _) = run(store, home.path(), &["tenant", "list", "--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["name"], "alice");
+    assert!(!out.contains("mdt_") && !out.contains("sha256"), "{out}");
+    // The registry keeps only the token's hash.
+    let reg = std::fs::read_to_string(root.join("tenants.json")).unwrap();
+    assert!(!reg.contains("mdt_"), "{reg}");
+    // A memory folder is not a service root.
+    let mem = home.path().join("mem");
+    run(mem.to_str().unwrap(), home.path(), &["init"]);
+    let (code, _, err) = run(mem.to_str().unwrap(), home.path(), &["tenant", "add", "x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a service root"), "{err}");
+    // A service needs no MEMDIR_TOKEN, and refuses one.
+    let o = memdir(store, home.path())
+        .env("MEMDIR_TOKEN", "abc")
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("own token"));
+}
+
+#[test]
+fn quotas_and_operator_settings_come_from_the_operator() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("service");
+    let store = root.to_str().unwrap();
+    let alice = add(store, home.path(), "alice", "alice");
+    // The tenant's own config names an embedding endpoint and the operator's API key variable:
+    // a service must never call it.
+    let trap = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    trap.set_nonblocking(true).unwrap();
+    let cfg = root.join("tenants/alice/.memdir/config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap().replacen(
+        "[embed]\n",
+        &format!(
+            "[embed]\nprovider = \"openai\"\nurl = \"http://{}/v1\"\nmodel = \"m\"\napi_key_env = \"OPERATOR_KEY\"\n",
+            trap.local_addr().unwrap()
+        ),
+        1,
+    );
+    assert!(text.contains("provider = \"openai\""));
+    std::fs::write(&cfg, text).unwrap();
+    let op = home.path().join("service.toml");
+    std::fs::write(&op, "[quota]\nmax_bytes = 4000\nmax_files = 50\n\n[limits]\nrate_per_sec = 1000\nrate_burst = 1000\n").unwrap();
+    let s = Service::start_env(
+        store,
+        home.path(),
+        &["--config", op.to_str().unwrap()],
+        &[("OPERATOR_KEY", "sk-operator-secret")],
+    );
+    let (text, is_error) = tool(
+        &s,
+        &alice,
+        "memory_search",
+        json!({"pattern": "x", "mode": "semantic"}),
+    );
+    assert!(is_error, "{text}");
+    assert!(text.contains("embedder"), "{text}");
+    assert!(
+        trap.accept().is_err(),
+        "the service called the tenant's endpoint"
+    );
+    // Quota: a write past it is a clear tool error, and nothing is written.
+    let (text, is_error) = tool(
+        &s,
+        &alice,
+        "memory_write",
+        json!({"path": "notes/big.md", "content": "y".repeat(5000)}),
+    );
+    assert!(is_error, "{text}");
+    assert!(text.contains("over quota"), "{text}");
+    assert!(!root.join("tenants/alice/notes/big.md").exists());
+    let (_, is_error) = tool(
+        &s,
+        &alice,
+        "memory_write",
+        json!({"path": "notes/small.md", "content": "fits"}),
+    );
+    assert!(!is_error);
+    // A bad operator config is refused before anything listens.
+    std::fs::write(&op, "[limits]\nnope = 1\n").unwrap();
+    let (code, _, err) = run(
+        store,
+        home.path(),
+        &["serve", "--config", op.to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("service.toml:2"), "{err}");
+}
+
+#[test]
+fn two_instances_on_one_database_agree_and_a_restart_loses_nothing() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    let alice = add(&store, home.path(), "alice", "alice");
+    let a = Service::start(&store, home.path(), &[]);
+    let home_b = tempfile::tempdir().unwrap();
+    let b = Service::start(&store, home_b.path(), &[]);
+    for i in 0..20 {
+        let via = if i % 2 == 0 { &a } else { &b };
+        let (_, e) = tool(
+            via,
+            &alice,
+            "memory_log",
+            json!({"text": format!("entry-{i}")}),
+        );
+        assert!(!e);
+        // Each instance finds what the other just wrote.
+        let other = if i % 2 == 0 { &b } else { &a };
+        let (hits, _) = tool(
+            other,
+            &alice,
+            "memory_search",
+            json!({"pattern": format!("entry-{i}")}),
+        );
+        assert!(hits.contains(&format!("entry-{i}")), "{hits}");
+        let (hits, _) = tool(
+            other,
+            &alice,
+            "memory_search",
+            json!({"pattern": format!("entry-{i}"), "mode": "ranked"}),
+        );
+        assert!(hits.contains(&format!("entry-{i}")), "{hits}");
+    }
+    drop(a);
+    let a = Service::start(&store, home.path(), &[]);
+    let (code, log) = http(
+        "GET",
+        &a.url("/v1/files/log/2026-11-30.md"),
+        Some(&format!("Bearer {alice}")),
+        None,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(
+        log.lines().filter(|l| l.contains("entry-")).count(),
+        20,
+        "{log}"
+    );
+}
