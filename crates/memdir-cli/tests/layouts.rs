@@ -351,6 +351,14 @@ fn init_existing_detects_the_layout_and_touches_no_host_file() {
             "{want}"
         );
         assert!(host.root().join(".git").exists(), "history is kept: {want}");
+        // memdir's own log next to the host's files does not make it look like another layout.
+        host.cmd().args(["log", "adopted"]).assert().success();
+        let a = host.cmd().args(["init", "--existing"]).assert().success();
+        assert!(
+            stdout(&a).contains(&format!("layout {want}")),
+            "{}",
+            stdout(&a)
+        );
     }
 }
 
@@ -379,4 +387,18 @@ fn init_existing_refuses_to_guess() {
         .assert()
         .code(2);
     assert!(stderr(&a).contains("use memdir, claude-code or openclaw"));
+}
+
+#[test]
+fn sweep_archives_a_claude_code_topic_file_and_leaves_the_index_alone() {
+    let h = claude_code();
+    h.put(
+        "project_freeze.md",
+        "---\nname: freeze\ndescription: code freeze until the 20th\ntype: project\nexpires: 2026-11-20\n---\nNo deploys.\n",
+    );
+    let index = h.get("MEMORY.md");
+    let out = h.run("claude-code", &["sweep"]);
+    assert!(out.contains("archive/project_freeze.md"), "{out}");
+    assert_eq!(h.get("MEMORY.md"), index);
+    assert!(!h.root().join("project_freeze.md").exists());
 }

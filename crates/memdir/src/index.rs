@@ -59,7 +59,20 @@ fn entry(path: &MemPath, note: &Note) -> IndexEntry {
 }
 
 /// Regenerates `MEMORY.md` from the notes. No index is created while no note can be listed.
+///
+/// In a layout whose index is hand-written (or absent) nothing is written: that file is the
+/// host's, so every path that would refresh it (sweep, recovery, imports) leaves it alone.
 pub(crate) fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
+    if !mem.layout().index_generated() {
+        return Ok(IndexReport {
+            path: mem.layout().index_file.to_string(),
+            listed: 0,
+            unlisted: Vec::new(),
+            size: Size::of(""),
+            cap: mem.config().index.cap(),
+            changed: false,
+        });
+    }
     let _lock = mem.store().lock(LockName::Index)?;
     let files = scan(mem.store().as_ref(), &mem.layout())?;
     write_index(mem, &files)

@@ -28,7 +28,9 @@ pub struct Args {
 pub fn run(a: Args, env: &Env) -> CliResult {
     env.check_root()?;
     let backend = env.location.open(true)?;
-    let layout = match (env.layout, a.existing) {
+    // A folder adopted before keeps the layout its config names; only a new one is surveyed.
+    let configured = backend.store.read_meta("config.toml")?.is_some();
+    let layout = match (env.layout, a.existing && !configured) {
         (Some(l), _) => Some(l),
         (None, true) => {
             Some(memdir::host::detect_layout(backend.store.as_ref())?.unwrap_or_default())
