@@ -160,6 +160,10 @@ fn openclaw() -> Host {
             "# 2026-11-30\n\n- Decided to move the queue to NATS.\n",
         ),
         (
+            "memory/2026-11-30-session-x1.md",
+            "# Session\n\n- Talked about the retry budget.\n",
+        ),
+        (
             "memory/projects.md",
             "# Projects\n\n- payments: the ledger rewrite\n",
         ),
@@ -289,6 +293,10 @@ fn openclaw_workspace_answers_in_place() {
     assert!(ctx.contains("Decided to move the queue to NATS."), "{ctx}");
     assert!(ctx.contains("Fixed the flaky retry test."), "{ctx}");
     assert!(
+        ctx.contains("Talked about the retry budget."),
+        "slugged daily notes too: {ctx}"
+    );
+    assert!(
         !ctx.contains("zeppelins"),
         "older days are not loaded: {ctx}"
     );
@@ -316,6 +324,17 @@ fn openclaw_workspace_answers_in_place() {
         changed(&before, &h.snapshot()),
         vec!["memory/2026-11-30.md".to_string()]
     );
+    // Another writer's lines go to a slugged daily note, which OpenClaw loads with the day's.
+    h.run(
+        "openclaw",
+        &["--writer", "bot", "log", "nightly check passed"],
+    );
+    assert_eq!(
+        h.get("memory/2026-11-30-bot.md"),
+        "- 09:15 nightly check passed\n"
+    );
+    let ctx = h.run("openclaw", &["context"]);
+    assert!(ctx.contains("- 09:15 (bot) nightly check passed"), "{ctx}");
     // Core is MEMORY.md, gated like core.md: an agent's rewrite becomes a proposal.
     let a = h
         .cmd()

@@ -176,18 +176,48 @@ impl FolderLayout {
         format!("{}/{}.md", self.log_dir, date.strftime("%Y-%m-%d"))
     }
 
-    /// A non-main writer's log for `date`, e.g. `log/2026-11-30.sub1.md`.
+    /// A non-main writer's log for `date`, e.g. `log/2026-11-30.sub1.md`; in OpenClaw's layout
+    /// `memory/2026-11-30-sub1.md`, a slugged daily note, which OpenClaw loads with the day's.
     pub fn writer_log_path(&self, date: Date, writer: &str) -> String {
-        format!("{}/{}.{writer}.md", self.log_dir, date.strftime("%Y-%m-%d"))
+        let day = date.strftime("%Y-%m-%d");
+        match self.name {
+            LayoutName::OpenClaw => format!("{}/{day}-{writer}.md", self.log_dir),
+            _ => format!("{}/{day}.{writer}.md", self.log_dir),
+        }
     }
 
-    /// The date of a log file, when `path` is one (`<log_dir>/YYYY-MM-DD[.writer].md`).
+    /// The date of a log file, when `path` is one (`<log_dir>/YYYY-MM-DD[.writer].md`, and in
+    /// OpenClaw's layout `memory/YYYY-MM-DD-<slug>.md` too).
     pub fn log_date(&self, path: &str) -> Option<Date> {
         let name = path.strip_prefix(self.log_dir)?.strip_prefix('/')?;
         if name.contains('/') {
             return None;
         }
-        crate::log::date_of_file_name(name)
+        self.log_name_date(name)
+    }
+
+    /// The date in a log file's name (see [`FolderLayout::log_date`]).
+    pub fn log_name_date(&self, name: &str) -> Option<Date> {
+        crate::log::date_of_file_name(name).or_else(|| {
+            self.dashed(name)
+                .and_then(|_| name.get(..10)?.parse::<Date>().ok())
+        })
+    }
+
+    /// The writer in a log file's name: `None` for the day's main log.
+    pub fn log_name_writer<'a>(&self, name: &'a str) -> Option<&'a str> {
+        crate::log::writer_of_file_name(name).or_else(|| self.dashed(name))
+    }
+
+    /// The slug of OpenClaw's `YYYY-MM-DD-<slug>.md`, in that layout only.
+    fn dashed<'a>(&self, name: &'a str) -> Option<&'a str> {
+        if self.name != LayoutName::OpenClaw {
+            return None;
+        }
+        let stem = name.strip_suffix(".md")?;
+        let slug = stem.get(10..)?.strip_prefix('-')?;
+        (!slug.is_empty() && !slug.contains('.') && stem.get(..10)?.parse::<Date>().is_ok())
+            .then_some(slug)
     }
 
     /// The path `memdir note new` writes for a name (`people/priya` → `notes/people/priya.md`,
@@ -390,8 +420,8 @@ impl FolderLayout {
         }
         if let Some(date) = self.log_date(rel) {
             let name = rel.rsplit('/').next().unwrap_or(rel);
-            return Imported::Log(match crate::log::writer_of_file_name(name) {
-                Some(w) => into.writer_log_path(date, w),
+            return Imported::Log(match self.log_name_writer(name) {
+                Some(w) => into.writer_log_path(date, &crate::chat::title_slug(w)),
                 None if self.name == LayoutName::OpenClaw => into.writer_log_path(date, "openclaw"),
                 None => into.log_path(date),
             });
@@ -438,9 +468,12 @@ impl FolderLayout {
         if rel == self.state {
             return Some(target.state.to_string());
         }
-        if let Some(_date) = self.log_date(rel) {
+        if let Some(date) = self.log_date(rel) {
             let name = rel.rsplit('/').next().unwrap_or(rel);
-            return Some(format!("{}/{name}", target.log_dir));
+            return Some(match self.log_name_writer(name) {
+                Some(w) => target.writer_log_path(date, w),
+                None => target.log_path(date),
+            });
         }
         if !self.is_note_path(rel) {
             return None;
@@ -530,6 +563,21 @@ mod tests {
             "2026-11-30".parse().ok()
         );
         assert_eq!(o.log_date("log/2026-11-30.md"), None);
+        // OpenClaw's slugged daily notes are the day's too, and name their writer.
+        assert_eq!(
+            o.log_date("memory/2026-11-30-session-a1.md"),
+            "2026-11-30".parse().ok()
+        );
+        assert_eq!(
+            o.log_name_writer("2026-11-30-session-a1.md"),
+            Some("session-a1")
+        );
+        assert_eq!(
+            o.writer_log_path("2026-11-30".parse().unwrap(), "bot"),
+            "memory/2026-11-30-bot.md"
+        );
+        assert!(!o.is_note_path("memory/2026-11-30-session-a1.md"));
+        assert_eq!(m.log_date("log/2026-11-30-x.md"), None);
         assert!(o.is_trusted_only("MEMORY.md") && o.is_trusted_only("memory/2026-11-30.md"));
         assert!(!o.is_trusted_only("memory/projects.md"));
         assert!(c.is_trusted_only("MEMORY.md") && !c.is_trusted_only("user_role.md"));
@@ -661,7 +709,11 @@ mod tests {
             memdir
                 .export_target("log/2026-11-30.bot.md", LayoutName::OpenClaw)
                 .as_deref(),
-            Some("memory/2026-11-30.bot.md")
+            Some("memory/2026-11-30-bot.md")
+        );
+        assert_eq!(
+            oc.import_target("memory/2026-11-30-session.md", &memdir),
+            Imported::Log("log/2026-11-30.session.md".into())
         );
     }
 

@@ -22,6 +22,7 @@ pub fn detect_layout(store: &dyn Store) -> Result<Option<LayoutName>, Error> {
         .iter()
         .filter_map(|e| e.path.file_name().map(str::to_string))
         .collect();
+    let openclaw = memdir_core::host::FolderLayout::of(LayoutName::OpenClaw);
     let dated = |dir: &str| -> Result<bool, Error> {
         if !top
             .iter()
@@ -33,7 +34,7 @@ pub fn detect_layout(store: &dyn Store) -> Result<Option<LayoutName>, Error> {
             e.kind == EntryKind::File
                 && e.path
                     .file_name()
-                    .and_then(memdir_core::log::date_of_file_name)
+                    .and_then(|n| openclaw.log_name_date(n))
                     .is_some()
         }))
     };

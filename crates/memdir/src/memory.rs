@@ -13,8 +13,7 @@ use memdir_core::context::{Fill, Section, fence_untrusted, fit, nest_headings, r
 use memdir_core::edit::{EditError, EditOp, Edited};
 use memdir_core::host::{FolderLayout, LayoutName};
 use memdir_core::log::{
-    EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK, LOG_DIR, date_of_file_name, format_entry, parse_entries,
-    writer_of_file_name,
+    EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK, LOG_DIR, format_entry, parse_entries,
 };
 use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName, validate_slug};
@@ -474,7 +473,7 @@ impl Memory {
         sections.extend(crate::index::context_sections(self)?);
         let logs = self.list_opt(&mp(layout.log_dir))?;
         let today = now.date();
-        for date in recent_days(&logs, today, self.config.context.log_days) {
+        for date in recent_days(&layout, &logs, today, self.config.context.log_days) {
             if let Some((path, text)) = self.day_log(&logs, date)?
                 && !text.trim().is_empty()
             {
@@ -543,16 +542,17 @@ impl Memory {
         logs: &[Entry],
         date: jiff::civil::Date,
     ) -> Result<Option<(String, String)>, Error> {
-        let main = self.layout().log_path(date);
+        let layout = self.layout();
+        let main = layout.log_path(date);
         let mut files: Vec<(Option<String>, String)> = Vec::new();
         for e in logs {
             let Some(name) = e.path.file_name() else {
                 continue;
             };
-            if e.kind != EntryKind::File || date_of_file_name(name) != Some(date) {
+            if e.kind != EntryKind::File || layout.log_name_date(name) != Some(date) {
                 continue;
             }
-            let writer = writer_of_file_name(name).map(str::to_string);
+            let writer = layout.log_name_writer(name).map(str::to_string);
             if let Some(text) = self.read_opt(&e.path)? {
                 files.push((writer, text));
             }
@@ -947,11 +947,16 @@ fn display(p: &MemPath) -> &str {
 }
 
 /// The `n` most recent days up to `today` that have a log file (of any writer), oldest first.
-fn recent_days(logs: &[Entry], today: jiff::civil::Date, n: usize) -> Vec<jiff::civil::Date> {
+fn recent_days(
+    layout: &FolderLayout,
+    logs: &[Entry],
+    today: jiff::civil::Date,
+    n: usize,
+) -> Vec<jiff::civil::Date> {
     let mut days: Vec<jiff::civil::Date> = logs
         .iter()
         .filter(|e| e.kind == EntryKind::File)
-        .filter_map(|e| e.path.file_name().and_then(date_of_file_name))
+        .filter_map(|e| e.path.file_name().and_then(|n| layout.log_name_date(n)))
         .filter(|d| *d <= today)
         .collect();
     days.sort_unstable();
