@@ -131,7 +131,13 @@ pub fn parse_chatgpt(json: &str) -> Result<Vec<Conversation>, String> {
                 .pointer("/metadata/is_visually_hidden_from_conversation")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            if role == "system" || role.is_empty() || hidden {
+            // A message addressed to a tool (`recipient` other than `all`) is the model's call,
+            // not something said; the tool's answer follows as its own message.
+            let to_tool = m
+                .get("recipient")
+                .and_then(Value::as_str)
+                .is_some_and(|r| r != "all");
+            if role == "system" || role.is_empty() || hidden || to_tool {
                 continue;
             }
             let content = m.get("content").unwrap_or(&Value::Null);
@@ -418,8 +424,9 @@ mod tests {
         "n1":{"id":"n1","message":{"author":{"role":"system"},"content":{"content_type":"text","parts":[""]},"create_time":null},"parent":"n0","children":["n2"]},
         "n2":{"id":"n2","message":{"author":{"role":"user"},"content":{"content_type":"text","parts":["how do I\nparse json?"]},"create_time":1764493200.5},"parent":"n1","children":["n3","x"]},
         "x":{"id":"x","message":{"author":{"role":"assistant"},"content":{"content_type":"text","parts":["an abandoned branch"]},"create_time":1764493210},"parent":"n2","children":[]},
-        "n3":{"id":"n3","message":{"author":{"role":"tool","name":"browser"},"content":{"content_type":"tether_quote","text":"serde docs say"},"create_time":1764493220},"parent":"n2","children":["n4"]},
-        "n4":{"id":"n4","message":{"author":{"role":"assistant"},"content":{"content_type":"text","parts":["use serde_json"]},"create_time":1764579600},"parent":"n3","children":[]}
+        "n3":{"id":"n3","message":{"author":{"role":"assistant"},"recipient":"browser","content":{"content_type":"code","text":"search('serde')"},"create_time":1764493215},"parent":"n2","children":["n3b"]},
+        "n3b":{"id":"n3b","message":{"author":{"role":"tool","name":"browser"},"content":{"content_type":"tether_quote","text":"serde docs say"},"create_time":1764493220},"parent":"n3","children":["n4"]},
+        "n4":{"id":"n4","message":{"author":{"role":"assistant"},"recipient":"all","content":{"content_type":"text","parts":["use serde_json"]},"create_time":1764579600},"parent":"n3b","children":[]}
       }}]"#;
 
     #[test]
