@@ -508,6 +508,20 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_lands_on_its_local_day() {
+        let t = Turn {
+            at: "2026-01-02T03:30:00Z".parse().unwrap(),
+            speaker: "user".into(),
+            text: "late night".into(),
+            external: false,
+        };
+        let tz = TimeZone::fixed(jiff::tz::offset(-5));
+        let (day, entry) = turn_entry(&t, &tz);
+        assert_eq!(day.to_string(), "2026-01-01");
+        assert_eq!(entry, "- 22:30 user: late night\n");
+    }
+
+    #[test]
     fn long_turns_are_cut() {
         let t = Turn {
             at: "2026-01-02T10:00:00Z".parse().unwrap(),
