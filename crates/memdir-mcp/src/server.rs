@@ -2,7 +2,7 @@
 //! today's log) and the save-before-compaction prompt. Used by both transports: stdio here,
 //! streamable HTTP in [`crate::http`].
 
-use crate::prompts::{FLUSH, FLUSH_PROMPT_NAME, GUIDE, GUIDE_URI, INSTRUCTIONS};
+use crate::prompts::{FLUSH, FLUSH_PROMPT_NAME, GUIDE, GUIDE_URI};
 use crate::stdio::LineTransport;
 use crate::tools::{ToolSpec, Tools, specs};
 use memdir_core::path::MemPath;
@@ -87,7 +87,9 @@ impl ServerHandler for MemdirServer {
                 .build(),
         )
         .with_server_info(Implementation::new("memdir", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(crate::prompts::instructions_for(
+            &self.tools.memory().layout(),
+        ))
     }
 
     async fn list_tools(
