@@ -20,6 +20,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "URL", help_heading = STORE_OPTIONS)]
     pub store: Option<String>,
 
+    /// Where the layers live: memdir, claude-code (Claude Code's auto memory folder) or
+    /// openclaw (an OpenClaw workspace) [default: `[layout]` in .memdir/config.toml, else memdir]
+    #[arg(long, global = true, value_name = "LAYOUT", help_heading = STORE_OPTIONS)]
+    pub layout: Option<String>,
+
     /// Who is writing: recorded as the git author; non-main writers log to their own file
     /// [env: MEMDIR_WRITER; default: main]
     #[arg(long, global = true, value_name = "NAME", help_heading = WRITE_OPTIONS)]
@@ -130,9 +135,11 @@ pub enum Command {
     Install(cmd::install::Args),
     /// Remove what `memdir install` added, and nothing else
     Uninstall(cmd::install::UninstallArgs),
-    /// Copy this memory into another store, byte for byte (`--to DIR|URL`)
+    /// Copy this memory into another store (`--to DIR|URL`), or write it in Claude Code's or
+    /// OpenClaw's layout (`--format claude-code|openclaw DIR`)
     Export(cmd::export::Args),
-    /// Copy a memory from another store into this one, byte for byte (`--from DIR|URL`)
+    /// Bring in memory kept elsewhere (claude-code DIR, openclaw DIR, chatgpt FILE, claude
+    /// FILE), or copy another store into this one (`--from DIR|URL`)
     Import(cmd::import::Args),
 }
 
@@ -165,16 +172,18 @@ pub struct Env {
     pub state_home: Option<PathBuf>,
     /// The memories this command opened, whose warnings are printed when it ends.
     pub opened: std::cell::RefCell<Vec<Memory>>,
+    /// `--layout`: the folder's layout for this command, over the config's `[layout]`.
+    pub layout: Option<memdir_core::host::LayoutName>,
 }
 
 impl Env {
     /// Opens the memory.
     pub fn open(&self) -> Result<Memory, CliError> {
         self.check_root()?;
-        let mem = self.with_cache(Memory::open_backend(
+        let mem = self.with_layout(self.with_cache(Memory::open_backend(
             self.location.open(false)?,
             self.clock.clone(),
-        )?);
+        )?));
         let mem = mem
             .with_actor(self.actor_for(&mem))
             .with_reason(self.reason.as_deref());
@@ -185,6 +194,14 @@ impl Env {
             Ok(c) => mem.with_embed_config(c),
             Err(_) => mem,
         })
+    }
+
+    /// `mem` in the layout `--layout` named, else as its config says.
+    pub fn with_layout(&self, mem: Memory) -> Memory {
+        match self.layout {
+            Some(l) => mem.with_layout(l),
+            None => mem,
+        }
     }
 
     /// `mem` with the search cache of a store that is not a folder.
@@ -349,6 +366,12 @@ fn build_env(cli: &Cli) -> Result<Env, CliError> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from),
         opened: std::cell::RefCell::default(),
+        layout: cli
+            .layout
+            .as_deref()
+            .map(memdir_core::host::LayoutName::parse)
+            .transpose()
+            .map_err(CliError::invalid)?,
     })
 }
 

@@ -52,6 +52,16 @@ pub struct Config {
     pub context: ContextConfig,
     /// What `memdir consolidate` looks for, and the optional language model it asks.
     pub consolidate: ConsolidateConfig,
+    /// Which layout the folder has (memdir's own, or a host's: see [`crate::host`]).
+    pub layout: LayoutConfig,
+}
+
+/// The `[layout]` section: `name = "memdir"`, `"claude-code"` or `"openclaw"`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LayoutConfig {
+    /// The layout's name.
+    pub name: crate::host::LayoutName,
 }
 
 /// The `[context]` section: the context's budget and how many days of logs it loads.
@@ -392,6 +402,10 @@ impl Config {
         [
             "# memdir settings; every key is optional and shows its default.".to_string(),
             format!(
+                "# where the layers live: \"memdir\", \"claude-code\" or \"openclaw\" (see docs/format.md)\n[layout]\n# name = \"{}\"",
+                d.layout.name
+            ),
+            format!(
                 "# core.md, loaded every turn\n[core]\n# max_lines = {}\n# max_bytes = {}",
                 d.core.max_lines, d.core.max_bytes
             ),
@@ -450,6 +464,15 @@ impl Config {
         .join("\n\n")
             + "\n"
     }
+}
+
+/// The config template with `[layout] name` set, for `memdir init --existing` (memdir's own
+/// layout is the default and stays commented out).
+pub fn template_with_layout(name: crate::host::LayoutName) -> String {
+    if name == crate::host::LayoutName::Memdir {
+        return Config::template();
+    }
+    Config::template().replacen("# name = \"memdir\"", &format!("name = \"{name}\""), 1)
 }
 
 /// `text` (a config file) with git provenance turned off: `enabled = false` under `[git]`,

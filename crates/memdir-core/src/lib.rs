@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod caps;
+pub mod chat;
 pub mod config;
 pub mod consolidate;
 pub mod context;
@@ -20,6 +21,7 @@ pub mod day;
 pub mod duration;
 pub mod edit;
 pub mod gates;
+pub mod host;
 pub mod layout;
 pub mod links;
 pub mod log;

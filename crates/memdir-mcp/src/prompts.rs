@@ -13,6 +13,35 @@ pub const GUIDE_URI: &str = "memdir://guide";
 /// the guide itself, so a model that never reads resources still gets it.
 pub const INSTRUCTIONS: &str = GUIDE;
 
+/// The instructions for a memory in `layout`: [`INSTRUCTIONS`], and for a host's layout a last
+/// paragraph that says where its files differ from the guide's (core, the index, the logs).
+pub fn instructions_for(layout: &memdir_core::host::FolderLayout) -> String {
+    use memdir_core::host::IndexKind;
+    if layout.name == memdir_core::host::LayoutName::Memdir {
+        return INSTRUCTIONS.to_string();
+    }
+    let index = match layout.index {
+        IndexKind::Generated => format!("{} is generated from the notes", layout.index_file),
+        IndexKind::HandWritten => format!(
+            "{} is the index you keep by hand: add a line `- [Title](file.md) — hook` for each note you write",
+            layout.index_file
+        ),
+        IndexKind::None => "there is no index of notes".to_string(),
+    };
+    let notes = match layout.notes_dir {
+        "" => "notes are topic files at the top level".to_string(),
+        dir => format!("new notes go under {dir}/"),
+    };
+    let core = match layout.core {
+        "core.md" => String::new(),
+        other => format!("where the guide says core.md, use {other} (core); "),
+    };
+    format!(
+        "{INSTRUCTIONS}\n\nThis memory is a folder in the {} layout: {core}{index}; daily logs are {}/YYYY-MM-DD.md; {notes}.\n",
+        layout.name, layout.log_dir
+    )
+}
+
 /// The silent turn an agent runs just before its context is compacted or cleared.
 pub const FLUSH: &str = "\
 Your context is about to be compacted: anything not written to memory now will be lost.
@@ -57,5 +86,25 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn host_layouts_get_a_paragraph_of_their_own() {
+        use memdir_core::host::{FolderLayout, LayoutName};
+        assert_eq!(instructions_for(&FolderLayout::default()), INSTRUCTIONS);
+        let oc = instructions_for(&FolderLayout::of(LayoutName::OpenClaw));
+        assert!(oc.starts_with(INSTRUCTIONS));
+        assert!(oc.ends_with(
+            "This memory is a folder in the openclaw layout: where the guide says core.md, use MEMORY.md (core); there is no index of notes; daily logs are memory/YYYY-MM-DD.md; new notes go under notes/.\n"
+        ), "{oc}");
+        let cc = instructions_for(&FolderLayout::of(LayoutName::ClaudeCode));
+        assert!(
+            cc.contains("MEMORY.md is the index you keep by hand"),
+            "{cc}"
+        );
+        assert!(
+            cc.contains("notes are topic files at the top level"),
+            "{cc}"
+        );
     }
 }

@@ -2,11 +2,9 @@
 //! today's log) and the save-before-compaction prompt. Used by both transports: stdio here,
 //! streamable HTTP in [`crate::http`].
 
-use crate::prompts::{FLUSH, FLUSH_PROMPT_NAME, GUIDE, GUIDE_URI, INSTRUCTIONS};
+use crate::prompts::{FLUSH, FLUSH_PROMPT_NAME, GUIDE, GUIDE_URI};
 use crate::stdio::LineTransport;
 use crate::tools::{ToolSpec, Tools, specs};
-use memdir::CORE_FILE;
-use memdir_core::log::log_path;
 use memdir_core::path::MemPath;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
@@ -19,9 +17,6 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::sync::Arc;
-
-/// The index file another part of memdir keeps; served as a resource when present.
-const INDEX_FILE: &str = "MEMORY.md";
 
 /// Resource URIs.
 const URI_CORE: &str = "memdir://core";
@@ -69,7 +64,8 @@ impl MemdirServer {
     }
 
     fn today_log(&self) -> String {
-        log_path(self.tools.memory().clock().now().date())
+        let mem = self.tools.memory();
+        mem.layout().log_path(mem.clock().now().date())
     }
 }
 
@@ -91,7 +87,9 @@ impl ServerHandler for MemdirServer {
                 .build(),
         )
         .with_server_info(Implementation::new("memdir", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(crate::prompts::instructions_for(
+            &self.tools.memory().layout(),
+        ))
     }
 
     async fn list_tools(
@@ -133,7 +131,10 @@ impl ServerHandler for MemdirServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let mut out = vec![
             Resource::new(URI_CORE, "core")
-                .with_title("Core memory (core.md)")
+                .with_title(format!(
+                    "Core memory ({})",
+                    self.tools.memory().layout().core
+                ))
                 .with_description("Always-loaded facts; capped in size.")
                 .with_mime_type("text/markdown"),
             Resource::new(URI_TODAY, "today")
@@ -145,11 +146,14 @@ impl ServerHandler for MemdirServer {
                 .with_description("The layers, when to log vs note vs core, how to find things.")
                 .with_mime_type("text/markdown"),
         ];
-        if self.read_text(INDEX_FILE)?.is_some() {
+        let layout = self.tools.memory().layout();
+        if let Some(index) = layout.index_path()
+            && self.read_text(index)?.is_some()
+        {
             out.insert(
                 1,
                 Resource::new(URI_INDEX, "index")
-                    .with_title("Index (MEMORY.md)")
+                    .with_title(format!("Index ({index})"))
                     .with_description("One line per note: what is where.")
                     .with_mime_type("text/markdown"),
             );
@@ -163,7 +167,9 @@ impl ServerHandler for MemdirServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let text = match request.uri.as_str() {
-            URI_CORE => self.read_text(CORE_FILE)?.unwrap_or_default(),
+            URI_CORE => self
+                .read_text(self.tools.memory().layout().core)?
+                .unwrap_or_default(),
             GUIDE_URI => GUIDE.to_string(),
             // Shown as the context shows it, so external entries stay fenced.
             URI_TODAY => {
@@ -172,12 +178,19 @@ impl ServerHandler for MemdirServer {
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
                     .unwrap_or_default()
             }
-            URI_INDEX => self.read_text(INDEX_FILE)?.ok_or_else(|| {
-                ErrorData::resource_not_found(
-                    "there is no MEMORY.md index in this memory folder yet",
-                    None,
-                )
-            })?,
+            URI_INDEX => {
+                let index = self.tools.memory().layout().index_path();
+                index
+                    .map(|i| self.read_text(i))
+                    .transpose()?
+                    .flatten()
+                    .ok_or_else(|| {
+                        ErrorData::resource_not_found(
+                            "there is no index of notes in this memory folder yet",
+                            None,
+                        )
+                    })?
+            }
             other => {
                 return Err(ErrorData::resource_not_found(
                     format!(

@@ -82,7 +82,7 @@ fn sweep_notes(
     report: &mut SweepReport,
 ) -> Result<(), Error> {
     let store = mem.store().as_ref();
-    for path in note_paths(store)? {
+    for path in note_paths(store, &mem.layout())? {
         let Some(text) = read_text(store, &path)? else {
             continue;
         };

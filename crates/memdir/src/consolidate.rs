@@ -9,7 +9,7 @@
 //! ([`memdir_core::consolidate::check_answer`]) and what fails is dropped and reported.
 
 use crate::error::Error;
-use crate::memory::{CORE_FILE, Memory};
+use crate::memory::Memory;
 use crate::notes::{read_text, resolver, scan};
 use crate::provenance::{Actor, Source};
 use crate::store::{EntryKind, StoreError};
@@ -20,9 +20,9 @@ use memdir_core::consolidate::{
     parse_answer, prompt, recurring_statements, replace_line, report_path, stale_core_lines,
     term_set,
 };
-use memdir_core::log::{LOG_DIR, date_of_file_name};
+use memdir_core::log::date_of_file_name;
 use memdir_core::path::MemPath;
-use memdir_core::state::{STATE_FILE, split_older_than};
+use memdir_core::state::split_older_than;
 use memdir_core::tokenize::Tokenizer;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashSet};
@@ -204,19 +204,20 @@ impl Memory {
 
         // The logs: every file of the window, in date order, then path order.
         let store = self.store().as_ref();
-        let mut files: Vec<(Date, MemPath)> = match store.list(&MemPath::parse(LOG_DIR)?) {
-            Ok(v) => v,
-            Err(StoreError::NotFound(_)) => Vec::new(),
-            Err(e) => return Err(e.into()),
-        }
-        .into_iter()
-        .filter(|e| e.kind == EntryKind::File)
-        .filter_map(|e| {
-            let d = e.path.file_name().and_then(date_of_file_name)?;
-            Some((d, e.path))
-        })
-        .filter(|(d, _)| window_from.is_none_or(|w| *d >= w) && *d <= today)
-        .collect();
+        let mut files: Vec<(Date, MemPath)> =
+            match store.list(&MemPath::parse(self.layout().log_dir)?) {
+                Ok(v) => v,
+                Err(StoreError::NotFound(_)) => Vec::new(),
+                Err(e) => return Err(e.into()),
+            }
+            .into_iter()
+            .filter(|e| e.kind == EntryKind::File)
+            .filter_map(|e| {
+                let d = e.path.file_name().and_then(date_of_file_name)?;
+                Some((d, e.path))
+            })
+            .filter(|(d, _)| window_from.is_none_or(|w| *d >= w) && *d <= today)
+            .collect();
         files.sort();
         let mut lines: Vec<LogLine> = Vec::new();
         for (d, p) in &files {
@@ -227,7 +228,7 @@ impl Memory {
         let is_new = |l: &LogLine| since.is_none_or(|s| l.date >= s);
         let new: Vec<LogLine> = lines.iter().filter(|l| is_new(l)).cloned().collect();
         let new_cites: HashSet<String> = new.iter().map(LogLine::cite).collect();
-        let core = read_text(store, &MemPath::parse(CORE_FILE)?)?.unwrap_or_default();
+        let core = read_text(store, &MemPath::parse(self.layout().core)?)?.unwrap_or_default();
 
         // Deterministic findings.
         let settings = Settings {
@@ -267,7 +268,7 @@ impl Memory {
         }
 
         // Notes and the index.
-        let files_scanned = scan(store)?;
+        let files_scanned = scan(store, &self.layout())?;
         let resolve = resolver(&files_scanned);
         let mut linked: BTreeSet<String> = BTreeSet::new();
         for f in &files_scanned {
@@ -296,7 +297,7 @@ impl Memory {
             });
         }
         let index =
-            read_text(store, &MemPath::parse(memdir_core::note::INDEX_FILE)?)?.unwrap_or_default();
+            read_text(store, &MemPath::parse(self.layout().index_file)?)?.unwrap_or_default();
         let index_usage = self.config().index.cap().usage(&index);
         let crowded = index_usage >= crate::index::GROWTH_WARNING;
         let (mut merges, archive) = if crowded {
@@ -310,7 +311,8 @@ impl Memory {
         };
 
         // State lines old enough to archive.
-        let state_text = read_text(store, &MemPath::parse(STATE_FILE)?)?.unwrap_or_default();
+        let state_text =
+            read_text(store, &MemPath::parse(self.layout().state)?)?.unwrap_or_default();
         let cutoff = minus_days(today, days_of(&self.config().state.archive_after)?);
         let state_to_archive: Vec<String> = split_older_than(&state_text, cutoff)
             .moved
@@ -429,7 +431,12 @@ impl Memory {
             let Some(new_core) = &f.new_core else {
                 continue;
             };
-            if let Err(e) = self.config().core.cap().check(CORE_FILE, &core, new_core) {
+            if let Err(e) = self
+                .config()
+                .core
+                .cap()
+                .check(self.layout().core, &core, new_core)
+            {
                 over_cap.push(format!("{}: {e}", f.summary));
                 continue;
             }

@@ -2,7 +2,7 @@
 //! memdir, capped, and loaded into the context right after core.
 
 use crate::error::Error;
-use crate::memory::{CORE_FILE, Memory};
+use crate::memory::Memory;
 use crate::notes::{NoteFile, read_text, scan};
 use crate::store::{LockName, Precondition};
 use memdir_core::caps::{Cap, CapExceeded, Size};
@@ -10,7 +10,6 @@ use memdir_core::context::{Fill, Section, nest_headings, units};
 use memdir_core::layout::{Dated, Layout, is_generated_folder_index, layout};
 use memdir_core::note::{INDEX_FILE, IndexEntry, Note, parse_index, render_index};
 use memdir_core::path::MemPath;
-use memdir_core::state::STATE_FILE;
 use serde::Serialize;
 
 /// At or above this share of a cap, the context warns.
@@ -60,9 +59,22 @@ fn entry(path: &MemPath, note: &Note) -> IndexEntry {
 }
 
 /// Regenerates `MEMORY.md` from the notes. No index is created while no note can be listed.
+///
+/// In a layout whose index is hand-written (or absent) nothing is written: that file is the
+/// host's, so every path that would refresh it (sweep, recovery, imports) leaves it alone.
 pub(crate) fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
+    if !mem.layout().index_generated() {
+        return Ok(IndexReport {
+            path: mem.layout().index_file.to_string(),
+            listed: 0,
+            unlisted: Vec::new(),
+            size: Size::of(""),
+            cap: mem.config().index.cap(),
+            changed: false,
+        });
+    }
     let _lock = mem.store().lock(LockName::Index)?;
-    let files = scan(mem.store().as_ref())?;
+    let files = scan(mem.store().as_ref(), &mem.layout())?;
     write_index(mem, &files)
 }
 
@@ -176,11 +188,11 @@ pub(crate) fn write_note(
         }
     }
     // Otherwise from every note: the layout before and after this write, folders past the cap.
-    let files = scan(mem.store().as_ref())?;
+    let files = scan(mem.store().as_ref(), &mem.layout())?;
     let before = dated(&files);
     let mut after = before.clone();
     after.retain(|d| d.entry.path != path.as_str());
-    if memdir_core::note::is_note_path(path.as_str()) {
+    if mem.layout().is_note_path(path.as_str()) {
         let note = Note::parse(content);
         if note.is_indexable() {
             after.push(Dated {
@@ -229,6 +241,9 @@ fn refuse_growth(cap: Cap, before: &str, after: &str, what: &str) -> Result<(), 
 /// Refuses a move that would take `MEMORY.md` past its cap (a note into a new folder when the
 /// index lists folders and is full); checked before anything moves.
 pub(crate) fn check_move(mem: &Memory, from: &MemPath, to: &MemPath) -> Result<(), Error> {
+    if !mem.layout().index_generated() {
+        return Ok(());
+    }
     let _lock = mem.store().lock(LockName::Index)?;
     let cap = mem.config().index.cap();
     let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
@@ -237,7 +252,7 @@ pub(crate) fn check_move(mem: &Memory, from: &MemPath, to: &MemPath) -> Result<(
         // into folders, whose lines are no more than the notes' were.
         return Ok(());
     }
-    let files = scan(mem.store().as_ref())?;
+    let files = scan(mem.store().as_ref(), &mem.layout())?;
     let before = dated(&files);
     let prefix = format!("{}/", from.as_str());
     let after: Vec<Dated> = before
@@ -251,7 +266,7 @@ pub(crate) fn check_move(mem: &Memory, from: &MemPath, to: &MemPath) -> Result<(
             } else {
                 return Some(d.clone());
             };
-            memdir_core::note::is_note_path(&moved).then(|| {
+            mem.layout().is_note_path(&moved).then(|| {
                 let mut d = d.clone();
                 d.entry.path = moved;
                 d
@@ -281,7 +296,7 @@ pub(crate) fn update(mem: &Memory, changes: &[(MemPath, Option<String>)]) -> Res
             return save_index(mem, current.as_deref(), &text, !listed.is_empty());
         }
     }
-    let files = scan(mem.store().as_ref())?;
+    let files = scan(mem.store().as_ref(), &mem.layout())?;
     write_index(mem, &files).map(drop)
 }
 
@@ -289,7 +304,8 @@ pub(crate) fn update(mem: &Memory, changes: &[(MemPath, Option<String>)]) -> Res
 fn replace_entry(listed: &mut Vec<IndexEntry>, path: &MemPath, text: Option<&str>) {
     listed.retain(|e| e.path != path.as_str());
     let Some(text) = text else { return };
-    if !memdir_core::note::is_note_path(path.as_str()) {
+    // Only memdir's own layout has a generated index, so its note rule applies.
+    if !memdir_core::host::FolderLayout::default().is_note_path(path.as_str()) {
         return;
     }
     let note = Note::parse(text);
@@ -332,53 +348,62 @@ pub fn fit(text: &str, cap: Cap) -> (String, usize) {
 /// its cap or more, and one line each when proposals or gate requests wait for the user.
 pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
     let store = mem.store().as_ref();
+    let layout = mem.layout();
+    let (core_file, state_file) = (layout.core, layout.state);
     let mut out = Vec::new();
-    let index = read_text(store, &mp(INDEX_FILE))?.unwrap_or_default();
+    let index_file = layout.index_path();
+    let index = match index_file {
+        Some(f) => read_text(store, &mp(f))?.unwrap_or_default(),
+        None => String::new(),
+    };
     let index_cap = mem.config().index.cap();
-    if !index.trim().is_empty() {
+    if let Some(index_file) = index_file
+        && !index.trim().is_empty()
+    {
         let (mut kept, left_out) = fit(&index, index_cap);
         if left_out > 0 {
             kept.push_str(&format!(
-                "\n({left_out} more line(s) of {INDEX_FILE} not loaded: it is over its cap of {} lines and {} bytes. \
-                 See them with `memdir read {INDEX_FILE}`; merge or archive notes, then `memdir lint`.)\n",
+                "\n({left_out} more line(s) of {index_file} not loaded: it is over its cap of {} lines and {} bytes. \
+                 See them with `memdir read {index_file}`; merge or archive notes, then `memdir lint`.)\n",
                 index_cap.max_lines, index_cap.max_bytes
             ));
         }
         out.push(
             Section::new(
                 "index",
-                format!("Index of notes ({INDEX_FILE})"),
-                Some(INDEX_FILE.to_string()),
+                format!("Index of notes ({index_file})"),
+                Some(index_file.to_string()),
                 nest_headings(&kept),
             )
             .with_fill(Fill::Head),
         );
     }
-    let state = read_text(store, &mp(STATE_FILE))?.unwrap_or_default();
+    let state = read_text(store, &mp(state_file))?.unwrap_or_default();
     if !state.trim().is_empty() {
         let state_cap = mem.config().state.cap();
         let (mut kept, left_out) = fit(&state, state_cap);
         if left_out > 0 {
             kept.push_str(&format!(
-                "\n({left_out} more line(s) of {STATE_FILE} not loaded: it is over its cap. \
+                "\n({left_out} more line(s) of {state_file} not loaded: it is over its cap. \
                  Run `memdir sweep` to archive old lines, or remove some.)\n"
             ));
         }
         out.push(
             Section::new(
                 "state",
-                format!("Running state ({STATE_FILE})"),
-                Some(STATE_FILE.to_string()),
+                format!("Running state ({state_file})"),
+                Some(state_file.to_string()),
                 nest_headings(&kept),
             )
             .with_fill(Fill::Tail),
         );
     }
-    let core = read_text(store, &mp(CORE_FILE))?.unwrap_or_default();
-    if let Some(line) = growth_guard(&[
-        (CORE_FILE, mem.config().core.cap(), &core),
-        (INDEX_FILE, index_cap, &index),
-    ]) {
+    let core = read_text(store, &mp(core_file))?.unwrap_or_default();
+    let mut capped = vec![(core_file, mem.config().core.cap(), core.as_str())];
+    if let Some(index_file) = index_file {
+        capped.push((index_file, index_cap, index.as_str()));
+    }
+    if let Some(line) = growth_guard(&capped) {
         out.push(Section::new("guard", "", None, line));
     }
     let pending = mem.proposals()?.len();
@@ -388,7 +413,7 @@ pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
             "",
             None,
             format!(
-                "{pending} proposed change(s) to {CORE_FILE} wait for the user's review in {}/: do not propose them again. See them with `memdir review`.",
+                "{pending} proposed change(s) to {core_file} wait for the user's review in {}/: do not propose them again. See them with `memdir review`.",
                 crate::proposals::PROPOSALS_DIR
             ),
         ));

@@ -23,6 +23,8 @@ mod error;
 pub mod folder;
 pub mod gates;
 pub mod history;
+pub mod host;
+pub mod import;
 pub mod index;
 pub mod lint;
 mod memory;

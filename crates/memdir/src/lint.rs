@@ -8,16 +8,17 @@
 use crate::archive::is_expired;
 use crate::error::Error;
 use crate::index::entries;
-use crate::memory::{CORE_FILE, Memory};
+use crate::memory::Memory;
 use crate::notes::{NoteFile, read_text, resolver, scan};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::caps::{Cap, Size};
+use memdir_core::host::IndexKind;
 use memdir_core::links::{extract, normalize};
 use memdir_core::log::EXTERNAL_SCRATCH_MARK;
 use memdir_core::note::{INDEX_FILE, NOT_NOTE_DIRS, SOURCE_KEY, index_line};
 use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName};
-use memdir_core::state::{ARCHIVE_DIR, STATE_FILE, undated_items};
+use memdir_core::state::{ARCHIVE_DIR, undated_items};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
@@ -46,7 +47,8 @@ pub struct Finding {
     pub severity: Severity,
     /// A stable short name: `frontmatter`, `duplicate-name`, `broken-link`, `over-cap`,
     /// `not-in-index`, `stale-index`, `unlisted`, `too-large`, `undated-state`, `expired-scratch`,
-    /// `expired-note`, `external-in-index`, `external-unfenced`.
+    /// `expired-note`, `external-in-index`, `external-unfenced`, `index-drift` (a hand-written
+    /// index and the notes disagree).
     pub code: &'static str,
     /// What is wrong.
     pub message: String,
@@ -99,37 +101,48 @@ impl Memory {
     /// Checks the folder; never changes it.
     pub fn lint(&self) -> Result<LintReport, Error> {
         let store = self.store().as_ref();
-        let files = scan(store)?;
+        let files = scan(store, &self.layout())?;
         let mut out = Out(Vec::new());
         check_frontmatter(&files, &mut out);
         check_duplicates(&files, &mut out);
         check_links(&files, &mut out);
         check_external(&files, &mut out);
-        let index = read_text(store, &mp(INDEX_FILE))?;
-        check_index(
-            &files,
-            index.as_deref(),
-            self.config().index.cap(),
-            &mut out,
-        );
+        let layout = self.layout();
+        let (core_file, state_file) = (layout.core, layout.state);
+        let index = match layout.index_path() {
+            Some(f) => read_text(store, &mp(f))?,
+            None => None,
+        };
+        match layout.index {
+            IndexKind::Generated => check_index(
+                &files,
+                index.as_deref(),
+                self.config().index.cap(),
+                &mut out,
+            ),
+            IndexKind::HandWritten => {
+                check_hand_index(store, &files, layout.index_file, index.as_deref(), &mut out)?
+            }
+            IndexKind::None => {}
+        }
         let cfg = self.config();
-        let core = read_text(store, &mp(CORE_FILE))?;
-        let state = read_text(store, &mp(STATE_FILE))?;
+        let core = read_text(store, &mp(core_file))?;
+        let state = read_text(store, &mp(state_file))?;
         for (file, cap, text, hint) in [
             (
-                CORE_FILE,
+                core_file,
                 cfg.core.cap(),
                 &core,
                 "move detail into notes and keep core to what every turn needs",
             ),
             (
-                INDEX_FILE,
+                layout.index_file,
                 cfg.index.cap(),
                 &index,
                 "merge related notes, or give stale ones an `expires` date and run `memdir sweep`",
             ),
             (
-                STATE_FILE,
+                state_file,
                 cfg.state.cap(),
                 &state,
                 "run `memdir sweep` to archive old lines, or remove lines that no longer hold",
@@ -142,7 +155,7 @@ impl Memory {
         if let Some(state) = &state {
             for line in undated_items(state) {
                 out.push(
-                    STATE_FILE,
+                    state_file,
                     line,
                     Severity::Warning,
                     "undated-state",
@@ -423,6 +436,61 @@ fn suggest_name(target: &str) -> String {
         })
         .collect();
     slug.trim_matches('-').to_string()
+}
+
+/// A hand-written index (Claude Code's `MEMORY.md`) is never regenerated, so lint reports
+/// where it and the notes drifted apart: a note it does not link to, a link to a file that
+/// is not there (`index-drift`).
+fn check_hand_index(
+    store: &dyn crate::store::Store,
+    files: &[NoteFile],
+    index_file: &str,
+    index: Option<&str>,
+    out: &mut Out,
+) -> Result<(), Error> {
+    let links = memdir_core::host::index_links(index.unwrap_or(""));
+    let linked: HashSet<&str> = links.iter().map(|l| l.target.as_str()).collect();
+    for f in files.iter().filter(|f| f.is_note) {
+        if !linked.contains(f.path.as_str()) {
+            let title = f
+                .note
+                .meta
+                .name
+                .clone()
+                .unwrap_or_else(|| f.path.as_str().trim_end_matches(".md").to_string());
+            let hook = f.note.meta.description.clone().unwrap_or_default();
+            out.push(
+                f.path.as_str(),
+                1,
+                Severity::Warning,
+                "index-drift",
+                format!("{index_file} does not link to this note, so the host never sees it"),
+                format!(
+                    "add a line to {index_file} (memdir never rewrites it): `- [{title}]({}) — {hook}`",
+                    f.path
+                ),
+            );
+        }
+    }
+    for l in &links {
+        let exists = MemPath::parse_file(&l.target)
+            .ok()
+            .map(|p| store.stat(&p))
+            .transpose()?
+            .flatten()
+            .is_some();
+        if !exists {
+            out.push(
+                index_file,
+                l.line,
+                Severity::Warning,
+                "index-drift",
+                format!("this line links to {}, which does not exist", l.target),
+                format!("remove the line from {index_file}, or restore the file"),
+            );
+        }
+    }
+    Ok(())
 }
 
 fn check_index(files: &[NoteFile], index: Option<&str>, cap: Cap, out: &mut Out) {

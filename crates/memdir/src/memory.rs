@@ -11,9 +11,9 @@ use crate::store::{Entry, EntryKind, LockName, Precondition, Store, StoreError, 
 use memdir_core::config::{Config, with_git_disabled};
 use memdir_core::context::{Fill, Section, fence_untrusted, fit, nest_headings, render, tokens};
 use memdir_core::edit::{EditError, EditOp, Edited};
+use memdir_core::host::{FolderLayout, LayoutName};
 use memdir_core::log::{
-    EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK, LOG_DIR, date_of_file_name, format_entry, log_path,
-    parse_entries, writer_log_path, writer_of_file_name,
+    EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK, LOG_DIR, format_entry, parse_entries,
 };
 use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName, validate_slug};
@@ -128,21 +128,49 @@ impl Memory {
     /// Creates the layout in any backend (idempotent) and opens it; `git: false` records no
     /// history and remembers that in the config (`[git] enabled = false`).
     pub fn init_backend(backend: Backend, clock: Clock, git: bool) -> Result<Memory, Error> {
+        Memory::init_layout(backend, clock, git, None)
+    }
+
+    /// Like [`Memory::init_backend`] for a folder in `layout` (`None`: the one its config
+    /// names, else memdir's own). memdir's own layout gets its empty `core.md`, `log/` and
+    /// `scratch/`; a host's layout (`claude-code`, `openclaw`) gets nothing but `.memdir/`
+    /// (whose config records the layout) and the history, so the host's files stay exactly as
+    /// they are. A layout other than the one an existing config names is refused.
+    pub fn init_layout(
+        backend: Backend,
+        clock: Clock,
+        git: bool,
+        layout: Option<LayoutName>,
+    ) -> Result<Memory, Error> {
         let store = &backend.store;
-        for dir in [LOG_DIR, SCRATCH_DIR] {
-            store.create_dir(&mp(dir))?;
-        }
-        if store.stat(&mp(CORE_FILE))?.is_none() {
-            store.write(&mp(CORE_FILE), b"")?;
-        }
         // `--no-git` is remembered in the config, so a later `init` does not start a repository.
         let config = match store.read_meta("config.toml")? {
             Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             None => String::new(),
         };
+        let configured = Config::from_toml(&config).ok().map(|c| c.layout.name);
+        let layout = match (layout, configured) {
+            (Some(want), Some(have)) if !config.is_empty() && want != have => {
+                return Err(Error::Invalid(format!(
+                    "this memory's config says its layout is {have}, not {want}: change `[layout] name` in .memdir/config.toml first"
+                )));
+            }
+            (Some(want), _) => want,
+            (None, Some(have)) if !config.is_empty() => have,
+            (None, _) => LayoutName::Memdir,
+        };
+        if layout == LayoutName::Memdir {
+            for dir in [LOG_DIR, SCRATCH_DIR] {
+                store.create_dir(&mp(dir))?;
+            }
+            if store.stat(&mp(CORE_FILE))?.is_none() {
+                store.write(&mp(CORE_FILE), b"")?;
+            }
+        }
+        let template = memdir_core::config::template_with_layout(layout);
         let config = match (config.is_empty(), git) {
-            (true, true) => Some(Config::template()),
-            (true, false) => Some(with_git_disabled(&Config::template()).map_err(Error::Invalid)?),
+            (true, true) => Some(template),
+            (true, false) => Some(with_git_disabled(&template).map_err(Error::Invalid)?),
             (false, false) if Config::from_toml(&config).is_ok_and(|c| c.git.enabled) => {
                 Some(with_git_disabled(&config).map_err(Error::Invalid)?)
             }
@@ -357,6 +385,28 @@ impl Memory {
         &self.config
     }
 
+    /// Where each layer lives in this folder (`[layout]` in the config, or
+    /// [`Memory::with_layout`]).
+    pub fn layout(&self) -> FolderLayout {
+        FolderLayout::of(self.config.layout.name)
+    }
+
+    /// This memory read and written in the layout `name` (the `--layout` option), whatever
+    /// the config says.
+    pub fn with_layout(&self, name: LayoutName) -> Memory {
+        let mut config = self.config.clone();
+        config.layout.name = name;
+        Memory {
+            config,
+            ..self.clone()
+        }
+    }
+
+    /// The always-loaded file of this folder's layout (`core.md`, or OpenClaw's `MEMORY.md`).
+    pub(crate) fn core_file(&self) -> &'static str {
+        self.layout().core
+    }
+
     /// The clock in use.
     pub fn clock(&self) -> &Clock {
         &self.clock
@@ -407,7 +457,8 @@ impl Memory {
         self.heal_if_interrupted();
         let now = self.clock.now();
         let mut sections = Vec::new();
-        let core = self.read_opt(&mp(CORE_FILE))?.unwrap_or_default();
+        let layout = self.layout();
+        let core = self.read_opt(&mp(layout.core))?.unwrap_or_default();
         let core = if core.trim().is_empty() {
             "(empty)".to_string()
         } else {
@@ -415,14 +466,14 @@ impl Memory {
         };
         sections.push(Section::new(
             "core",
-            format!("Core memory ({CORE_FILE})"),
-            Some(CORE_FILE.to_string()),
+            format!("Core memory ({})", layout.core),
+            Some(layout.core.to_string()),
             core,
         ));
         sections.extend(crate::index::context_sections(self)?);
-        let logs = self.list_opt(&mp(LOG_DIR))?;
+        let logs = self.list_opt(&mp(layout.log_dir))?;
         let today = now.date();
-        for date in recent_days(&logs, today, self.config.context.log_days) {
+        for date in recent_days(&layout, &logs, today, self.config.context.log_days) {
             if let Some((path, text)) = self.day_log(&logs, date)?
                 && !text.trim().is_empty()
             {
@@ -444,7 +495,7 @@ impl Memory {
             }
         }
         let now_ms = now.timestamp().as_millisecond();
-        for e in self.list_opt(&mp(SCRATCH_DIR))? {
+        for e in self.list_opt(&mp(layout.scratch))? {
             let Some(name) = e.path.file_name().and_then(ScratchName::parse) else {
                 continue;
             };
@@ -479,7 +530,7 @@ impl Memory {
     /// One day's log as the context shows it (every writer's file merged, external entries
     /// fenced), or `None` when the day has no log. For readers that show a log to an agent.
     pub fn day_log_shown(&self, date: jiff::civil::Date) -> Result<Option<String>, Error> {
-        let logs = self.list_opt(&mp(LOG_DIR))?;
+        let logs = self.list_opt(&mp(self.layout().log_dir))?;
         Ok(self.day_log(&logs, date)?.map(|(_, text)| text))
     }
 
@@ -491,16 +542,17 @@ impl Memory {
         logs: &[Entry],
         date: jiff::civil::Date,
     ) -> Result<Option<(String, String)>, Error> {
-        let main = log_path(date);
+        let layout = self.layout();
+        let main = layout.log_path(date);
         let mut files: Vec<(Option<String>, String)> = Vec::new();
         for e in logs {
             let Some(name) = e.path.file_name() else {
                 continue;
             };
-            if e.kind != EntryKind::File || date_of_file_name(name) != Some(date) {
+            if e.kind != EntryKind::File || layout.log_name_date(name) != Some(date) {
                 continue;
             }
-            let writer = writer_of_file_name(name).map(str::to_string);
+            let writer = layout.log_name_writer(name).map(str::to_string);
             if let Some(text) = self.read_opt(&e.path)? {
                 files.push((writer, text));
             }
@@ -561,11 +613,12 @@ impl Memory {
         };
         let entry = format_entry(now.time(), text).map_err(Error::Invalid)?;
         let path = if self.actor.writer == self.config.writers.main {
-            log_path(now.date())
+            self.layout().log_path(now.date())
         } else {
             validate_slug(&self.actor.writer)
                 .map_err(|e| Error::Invalid(format!("writer: {e}")))?;
-            writer_log_path(now.date(), &self.actor.writer)
+            self.layout()
+                .writer_log_path(now.date(), &self.actor.writer)
         };
         let file = MemPath::parse_file(&path)?;
         let tx = self.begin_append("log", &file, &entry)?;
@@ -594,7 +647,8 @@ impl Memory {
             slug: name.to_string(),
         }
         .file_name();
-        let path = mp(SCRATCH_DIR).join(&file)?;
+        let scratch = mp(self.layout().scratch);
+        let path = scratch.join(&file)?;
         let body = if self.actor.source == Source::External {
             format!("{EXTERNAL_SCRATCH_MARK}\n{body}")
         } else {
@@ -602,7 +656,7 @@ impl Memory {
         };
         let tx = self.begin("scratch", path.as_str())?;
         self.store.write(&path, body.as_bytes())?;
-        for e in self.list_opt(&mp(SCRATCH_DIR))? {
+        for e in self.list_opt(&scratch)? {
             if e.path != path
                 && e.path
                     .file_name()
@@ -628,16 +682,17 @@ impl Memory {
         self.refuse_gate_files(&p)?;
         self.refuse_hiding_ignore(&p, content)?;
         let mut tx = self.begin("write", p.as_str())?;
-        if p.as_str() == CORE_FILE {
+        let core_file = self.core_file();
+        if p.as_str() == core_file {
             let _lock = self.store.lock(LockName::File(&p))?;
             let current = self.read_opt(&p)?;
             self.check_base(&p, current.as_deref().map(str::as_bytes))?;
             let current = current.unwrap_or_default();
-            self.config.core.cap().check(CORE_FILE, &current, content)?;
+            self.config.core.cap().check(core_file, &current, content)?;
             if !self.gate_core(&current, content)? {
                 let id = self.write_proposal(&current, content)?;
-                tx.recorded_as("propose", CORE_FILE).commit()?;
-                return Err(proposed(&id));
+                tx.recorded_as("propose", core_file).commit()?;
+                return Err(proposed(core_file, &id));
             }
             self.store.write_if(&p, content.as_bytes(), &self.expect)?;
         } else {
@@ -765,12 +820,13 @@ impl Memory {
             EditError::NotFound(m) => Error::NotFound(m),
             EditError::Invalid(m) => Error::Invalid(m),
         })?;
-        if p.as_str() == CORE_FILE {
-            self.config.core.cap().check(CORE_FILE, &text, &updated)?;
+        let core_file = self.core_file();
+        if p.as_str() == core_file {
+            self.config.core.cap().check(core_file, &text, &updated)?;
             if !self.gate_core(&text, &updated)? {
                 let id = self.write_proposal(&text, &updated)?;
-                tx.recorded_as("propose", CORE_FILE).commit()?;
-                return Err(proposed(&id));
+                tx.recorded_as("propose", core_file).commit()?;
+                return Err(proposed(core_file, &id));
             }
         }
         self.refuse_hiding_ignore(&p, &updated)?;
@@ -801,7 +857,7 @@ impl Memory {
         }
         self.refuse_gate_files(&p)?;
         let tx = self.begin("rm", p.as_str())?;
-        if p.as_str() == CORE_FILE {
+        if p.as_str() == self.core_file() {
             self.refuse_core_move_unless_user()?;
         }
         self.store.remove(&p)?;
@@ -819,14 +875,15 @@ impl Memory {
         self.refuse_gate_files(&f)?;
         self.refuse_gate_files(&t)?;
         let tx = self.begin("mv", &format!("{f} -> {t}"))?;
-        if t.as_str() == CORE_FILE {
+        let core_file = self.core_file();
+        if t.as_str() == core_file {
             let _lock = self.store.lock(LockName::File(&t))?;
             self.refuse_core_move_unless_user()?;
             let incoming = self.read_opt(&f)?.unwrap_or_default();
-            self.config.core.cap().check(CORE_FILE, "", &incoming)?;
+            self.config.core.cap().check(core_file, "", &incoming)?;
             self.store.rename(&f, &t)?;
         } else {
-            if f.as_str() == CORE_FILE {
+            if f.as_str() == core_file {
                 self.refuse_core_move_unless_user()?;
             }
             let text = match self.store.stat(&f)? {
@@ -837,7 +894,7 @@ impl Memory {
             crate::index::check_move(self, &f, &t)?;
             self.store.rename(&f, &t)?;
             if remark && let Some(text) = &text {
-                let marked = crate::trust::mark(&t, text);
+                let marked = crate::trust::mark(&self.layout(), &t, text);
                 if marked != text.as_str() {
                     self.store.write(&t, marked.as_bytes())?;
                 }
@@ -852,11 +909,11 @@ impl Memory {
         let tx = if dry_run {
             None
         } else {
-            Some(self.begin("sweep", SCRATCH_DIR)?)
+            Some(self.begin("sweep", self.layout().scratch)?)
         };
         let now_ms = self.clock.now().timestamp().as_millisecond();
         let mut report = SweepReport::default();
-        for e in self.list_opt(&mp(SCRATCH_DIR))? {
+        for e in self.list_opt(&mp(self.layout().scratch))? {
             let parsed = e.path.file_name().and_then(ScratchName::parse);
             match parsed {
                 Some(n) if e.kind == EntryKind::File => {
@@ -890,11 +947,16 @@ fn display(p: &MemPath) -> &str {
 }
 
 /// The `n` most recent days up to `today` that have a log file (of any writer), oldest first.
-fn recent_days(logs: &[Entry], today: jiff::civil::Date, n: usize) -> Vec<jiff::civil::Date> {
+fn recent_days(
+    layout: &FolderLayout,
+    logs: &[Entry],
+    today: jiff::civil::Date,
+    n: usize,
+) -> Vec<jiff::civil::Date> {
     let mut days: Vec<jiff::civil::Date> = logs
         .iter()
         .filter(|e| e.kind == EntryKind::File)
-        .filter_map(|e| e.path.file_name().and_then(date_of_file_name))
+        .filter_map(|e| e.path.file_name().and_then(|n| layout.log_name_date(n)))
         .filter(|d| *d <= today)
         .collect();
     days.sort_unstable();

@@ -2,12 +2,12 @@
 //! hook that keeps the index current and `state.md` under its cap.
 
 use crate::error::Error;
-use crate::memory::{CORE_FILE, Memory};
+use crate::memory::Memory;
 use crate::store::{EntryKind, LockName, Precondition, Store, StoreError};
+use memdir_core::host::FolderLayout;
 use memdir_core::links::{self, Link, Resolver};
-use memdir_core::note::{INDEX_FILE, NOT_NOTE_DIRS, NewNote, Note, is_note_path, note_path};
+use memdir_core::note::{NOT_NOTE_DIRS, NewNote, Note};
 use memdir_core::path::MemPath;
-use memdir_core::state::STATE_FILE;
 use serde::Serialize;
 
 /// One file read for notes work: a note, or `core.md` / `state.md`, which links may come from
@@ -54,7 +54,8 @@ pub(crate) fn read_text(store: &dyn Store, path: &MemPath) -> Result<Option<Stri
 }
 
 /// The paths of every note, in path order. Folders that never hold notes are not walked.
-pub(crate) fn note_paths(store: &dyn Store) -> Result<Vec<MemPath>, Error> {
+pub(crate) fn note_paths(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<MemPath>, Error> {
+    let is_note_path = |p: &str| layout.is_note_path(p);
     let mut out = Vec::new();
     let top = match store.list(&MemPath::root()) {
         Ok(v) => v,
@@ -81,15 +82,16 @@ pub(crate) fn note_paths(store: &dyn Store) -> Result<Vec<MemPath>, Error> {
     Ok(out)
 }
 
-/// Reads every note, plus `core.md` and `state.md` when they exist (they can hold links).
-pub fn scan(store: &dyn Store) -> Result<Vec<NoteFile>, Error> {
+/// Reads every note of a folder in `layout`, plus core and `state.md` when they exist (they
+/// can hold links).
+pub fn scan(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<NoteFile>, Error> {
     let mut out = Vec::new();
-    for special in [CORE_FILE, STATE_FILE] {
+    for special in [layout.core, layout.state] {
         if let Some(text) = read_text(store, &mp(special))? {
             out.push(NoteFile::new(mp(special), text, false));
         }
     }
-    for path in note_paths(store)? {
+    for path in note_paths(store, layout)? {
         // A note removed between the listing and the read is simply gone.
         if let Some(text) = read_text(store, &path)? {
             out.push(NoteFile::new(path, text, true));
@@ -219,7 +221,7 @@ impl Memory {
         }
         .render()
         .map_err(Error::Invalid)?;
-        let path = MemPath::parse_file(&note_path(req.name))?;
+        let path = MemPath::parse_file(&self.layout().note_path(req.name))?;
         let text = crate::trust::label(self, &path, None, &text)?;
         let tx = self.begin("note new", path.as_str())?;
         let lock = self.store().lock(LockName::File(&path))?;
@@ -236,7 +238,16 @@ impl Memory {
         } else {
             Precondition::Absent
         };
-        crate::index::write_note(self, &path, &text, &pre).map_err(|e| match e {
+        let written = if self.layout().index_generated() {
+            crate::index::write_note(self, &path, &text, &pre)
+        } else {
+            // A hand-written index (or none) is the host's: the note is a plain file.
+            self.store()
+                .write_if(&path, text.as_bytes(), &pre)
+                .map(drop)
+                .map_err(Error::from)
+        };
+        written.map_err(|e| match e {
             Error::Store(StoreError::Conflict(_)) if !req.force => exists(),
             e => e,
         })?;
@@ -247,7 +258,20 @@ impl Memory {
 
     /// Regenerates the index, `MEMORY.md`, from every note's frontmatter (recorded as one change).
     pub fn reindex(&self) -> Result<crate::index::IndexReport, Error> {
-        let tx = self.begin("index", INDEX_FILE)?;
+        let layout = self.layout();
+        if !layout.index_generated() {
+            return Err(Error::Invalid(match layout.index_path() {
+                Some(index) => format!(
+                    "in the {} layout {index} is written by the agent, so memdir never regenerates it: `memdir lint` shows where it and the notes differ",
+                    layout.name
+                ),
+                None => format!(
+                    "the {} layout has no index of notes to generate",
+                    layout.name
+                ),
+            }));
+        }
+        let tx = self.begin("index", layout.index_file)?;
         let report = crate::index::refresh(self)?;
         tx.commit()?;
         Ok(report)
@@ -276,7 +300,7 @@ impl Memory {
                     .into(),
             ));
         }
-        let files = scan(self.store().as_ref())?;
+        let files = scan(self.store().as_ref(), &self.layout())?;
         match resolver(&files).resolve(target) {
             Some(found) => Ok(found.to_string()),
             // Something written as a path is reported as a missing path by the reader.
@@ -294,7 +318,7 @@ impl Memory {
     /// [`GRAPH_MAX_NODES`] notes), each with its name and description.
     pub fn link_graph(&self, target: &str, depth: usize) -> Result<LinkGraph, Error> {
         let depth = depth.min(GRAPH_MAX_DEPTH);
-        let files = scan(self.store().as_ref())?;
+        let files = scan(self.store().as_ref(), &self.layout())?;
         let resolver = resolver(&files);
         let wanted = link_target(target);
         let Some(start) = resolver.resolve(wanted).map(str::to_string) else {
@@ -377,7 +401,7 @@ impl Memory {
     /// Finds a note by link target (name, then stem, then path) and lists its outgoing links and
     /// the links that point to it.
     pub fn links(&self, target: &str) -> Result<LinksReport, Error> {
-        let files = scan(self.store().as_ref())?;
+        let files = scan(self.store().as_ref(), &self.layout())?;
         let resolver = resolver(&files);
         let Some(found) = resolver.resolve(target).map(str::to_string) else {
             // A note that does not exist yet can still be linked to: those links are its
@@ -453,12 +477,31 @@ pub(crate) fn write_hook(
     pre: &Precondition,
 ) -> Option<Result<(), Error>> {
     let p = path.as_str();
-    if p == INDEX_FILE {
+    let layout = mem.layout();
+    let (index_file, state_file) = (layout.index_file, layout.state);
+    if p == index_file && layout.index_generated() {
         return Some(Err(Error::Invalid(format!(
-            "{INDEX_FILE} is generated from the notes' frontmatter: change a note, then run `memdir index`"
+            "{index_file} is generated from the notes' frontmatter: change a note, then run `memdir index`"
         ))));
     }
-    if p == STATE_FILE {
+    if p == index_file && layout.index == memdir_core::host::IndexKind::HandWritten {
+        // The host's agent keeps this index by hand: it is capped like the generated one.
+        return Some((|| {
+            let _lock = if locked {
+                None
+            } else {
+                Some(mem.store().lock(LockName::File(path))?)
+            };
+            let current = read_text(mem.store().as_ref(), path)?.unwrap_or_default();
+            mem.config()
+                .index
+                .cap()
+                .check(index_file, &current, content)?;
+            mem.store().write_if(path, content.as_bytes(), pre)?;
+            Ok(())
+        })());
+    }
+    if p == state_file {
         return Some((|| {
             let _lock = if locked {
                 None
@@ -469,12 +512,16 @@ pub(crate) fn write_hook(
             mem.config()
                 .state
                 .cap()
-                .check(STATE_FILE, &current, content)?;
+                .check(state_file, &current, content)?;
             mem.store().write_if(path, content.as_bytes(), pre)?;
             Ok(())
         })());
     }
-    if p.ends_with(&format!("/{INDEX_FILE}"))
+    if !layout.index_generated() {
+        // Notes are plain files here: no generated index to keep current.
+        return None;
+    }
+    if p.ends_with(&format!("/{index_file}"))
         && let Ok(Some(current)) = read_text(mem.store().as_ref(), path)
         && memdir_core::layout::is_generated_folder_index(p, &current)
     {
@@ -482,7 +529,7 @@ pub(crate) fn write_hook(
             "{p} is a folder's index, generated from its notes' frontmatter: change a note, then run `memdir index`"
         ))));
     }
-    if is_note_path(p) {
+    if layout.is_note_path(p) {
         return Some(crate::index::write_note(mem, path, content, pre));
     }
     None
@@ -491,6 +538,11 @@ pub(crate) fn write_hook(
 /// After a delete or a move: updates the index when a note may have come or gone. Single `.md`
 /// files update their own lines; a folder (whose notes are unknown once it moved) rebuilds it.
 pub(crate) fn after_change(mem: &Memory, paths: &[&MemPath]) -> Result<(), Error> {
+    let layout = mem.layout();
+    if !layout.index_generated() {
+        return Ok(());
+    }
+    let is_note_path = |p: &str| layout.is_note_path(p);
     let outside = |s: &str| NOT_NOTE_DIRS.contains(&s.split('/').next().unwrap_or(""));
     if paths
         .iter()

@@ -6,7 +6,7 @@
 //! not changed since) and `reject` drops it; either way the file moves to `archive/proposals/`.
 
 use crate::error::Error;
-use crate::memory::{CORE_FILE, Memory, content_version};
+use crate::memory::{Memory, content_version};
 use crate::provenance::{Actor, Source};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::path::MemPath;
@@ -42,11 +42,11 @@ pub struct Proposal {
 }
 
 /// The error returned when a change became a proposal.
-pub(crate) fn proposed(id: &str) -> Error {
+pub(crate) fn proposed(core_file: &str, id: &str) -> Error {
     Error::Proposed {
         id: id.to_string(),
         message: format!(
-            "core.md is gated: your change was saved as proposal {id} (proposals/{id}.md) for the user to review with `memdir review`"
+            "{core_file} is gated: your change was saved as proposal {id} (proposals/{id}.md) for the user to review with `memdir review`"
         ),
     }
 }
@@ -56,7 +56,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// Renders a proposal file.
-fn render(p: &Proposal) -> String {
+fn render(p: &Proposal, core_file: &str) -> String {
     let longest = p
         .content
         .lines()
@@ -75,8 +75,8 @@ fn render(p: &Proposal) -> String {
         format!("## Evidence\n\n{lines}\n")
     };
     format!(
-        "---\nid: {}\ntarget: {CORE_FILE}\nwriter: {}\nreason: {}\ncreated: {}\nbase: {}\n---\n\
-         # Proposed change to {CORE_FILE}\n\nReview with `memdir review accept {}` or `memdir review reject {}`.\n\n\
+        "---\nid: {}\ntarget: {core_file}\nwriter: {}\nreason: {}\ncreated: {}\nbase: {}\n---\n\
+         # Proposed change to {core_file}\n\nReview with `memdir review accept {}` or `memdir review reject {}`.\n\n\
          {evidence}## Diff\n\n```diff\n{}```\n\n## Proposed content\n\n{fence}markdown\n{}{}{fence}\n",
         p.id,
         p.writer,
@@ -197,7 +197,8 @@ impl Memory {
     pub(crate) fn refuse_core_move_unless_user(&self) -> Result<(), Error> {
         if self.actor().source != Source::User {
             return Err(Error::Invalid(format!(
-                "only the user may move or delete {CORE_FILE}: edit it instead, or ask the user"
+                "only the user may move or delete {}: edit it instead, or ask the user",
+                self.core_file()
             )));
         }
         Ok(())
@@ -223,7 +224,7 @@ impl Memory {
         let diff = similar::TextDiff::from_lines(current, new)
             .unified_diff()
             .context_radius(2)
-            .header(CORE_FILE, CORE_FILE)
+            .header(self.core_file(), self.core_file())
             .to_string();
         let p = Proposal {
             id: id.clone(),
@@ -236,8 +237,10 @@ impl Memory {
             evidence,
             content: new.to_string(),
         };
-        self.store()
-            .write(&MemPath::parse_file(&p.path)?, render(&p).as_bytes())?;
+        self.store().write(
+            &MemPath::parse_file(&p.path)?,
+            render(&p, self.core_file()).as_bytes(),
+        )?;
         Ok(id)
     }
 
@@ -287,8 +290,9 @@ impl Memory {
             })
             .with_reason(Some(&reason))
             .with_base(Some(&p.base));
-        let tx = user.begin("review accept", CORE_FILE)?;
-        let core = MemPath::parse_file(CORE_FILE)?;
+        let core_file = self.core_file();
+        let tx = user.begin("review accept", core_file)?;
+        let core = MemPath::parse_file(core_file)?;
         let current = match self.store().read(&core) {
             Ok(b) => b,
             Err(StoreError::NotFound(_)) => Vec::new(),
@@ -296,11 +300,11 @@ impl Memory {
         };
         if content_version(&current) != p.base {
             return Err(Error::Conflict(format!(
-                "core.md changed since proposal {id} was made: reject it and propose again"
+                "{core_file} changed since proposal {id} was made: reject it and propose again"
             )));
         }
         self.config().core.cap().check(
-            CORE_FILE,
+            core_file,
             &String::from_utf8_lossy(&current),
             &p.content,
         )?;
@@ -366,7 +370,7 @@ mod tests {
             ],
             content: "a\n```\ncode\n```\nno newline".into(),
         };
-        let q = parse(&p.id, &p.path, &render(&p)).unwrap();
+        let q = parse(&p.id, &p.path, &render(&p, "core.md")).unwrap();
         assert_eq!(q.content, "a\n```\ncode\n```\nno newline\n");
         assert_eq!(q.writer, "bot");
         assert_eq!(q.base, p.base);
@@ -376,7 +380,7 @@ mod tests {
             evidence: Vec::new(),
             ..p
         };
-        let q = parse(&plain.id, &plain.path, &render(&plain)).unwrap();
+        let q = parse(&plain.id, &plain.path, &render(&plain, "core.md")).unwrap();
         assert!(q.evidence.is_empty());
         assert_eq!(q.diff, plain.diff);
     }

@@ -7,14 +7,13 @@
 //! entry) and `proposals/` (which the user accepts into core) never take external content.
 
 use crate::error::Error;
-use crate::memory::{CORE_FILE, Memory};
+use crate::memory::Memory;
 use crate::proposals::PROPOSALS_DIR;
 use crate::provenance::Source;
-use memdir_core::log::{EXTERNAL_SCRATCH_MARK, LOG_DIR};
-use memdir_core::note::{INDEX_FILE, Note, is_note_path, mark_external};
+use memdir_core::host::FolderLayout;
+use memdir_core::log::EXTERNAL_SCRATCH_MARK;
+use memdir_core::note::{Note, mark_external};
 use memdir_core::path::MemPath;
-use memdir_core::scratch::SCRATCH_DIR;
-use memdir_core::state::STATE_FILE;
 use std::borrow::Cow;
 
 /// Where a path sits, as far as trust is concerned.
@@ -30,14 +29,14 @@ enum Place {
     Other,
 }
 
-fn place(p: &MemPath) -> Place {
+fn place(layout: &FolderLayout, p: &MemPath) -> Place {
     let s = p.as_str();
     let top = s.split('/').next().unwrap_or("");
-    if [CORE_FILE, STATE_FILE, INDEX_FILE].contains(&s) || top == LOG_DIR || top == PROPOSALS_DIR {
+    if layout.is_trusted_only(s) || top == PROPOSALS_DIR {
         Place::Closed
-    } else if top == SCRATCH_DIR {
+    } else if top == layout.scratch {
         Place::Scratch
-    } else if is_note_path(s) {
+    } else if layout.is_note_path(s) {
         Place::Note
     } else {
         Place::Other
@@ -72,7 +71,8 @@ fn refuse(p: &MemPath) -> Error {
 
 /// True when a write to `p` needs the file's current text for [`label`].
 pub(crate) fn needs_current(mem: &Memory, p: &MemPath) -> bool {
-    mem.actor().source == Source::Agent && matches!(place(p), Place::Scratch | Place::Note)
+    mem.actor().source == Source::Agent
+        && matches!(place(&mem.layout(), p), Place::Scratch | Place::Note)
 }
 
 /// The text to write at `p` instead of `new`: marked as external when the writer's source is
@@ -85,7 +85,7 @@ pub(crate) fn label<'a>(
     new: &'a str,
 ) -> Result<Cow<'a, str>, Error> {
     let source = mem.actor().source;
-    let place = place(p);
+    let place = place(&mem.layout(), p);
     let external = match source {
         Source::User => false,
         Source::External => true,
@@ -97,13 +97,13 @@ pub(crate) fn label<'a>(
     if place == Place::Closed {
         return Err(refuse(p));
     }
-    Ok(mark(p, new))
+    Ok(mark(&mem.layout(), p, new))
 }
 
 /// `text` marked as external for where `p` sits (unchanged when it already is, or when `p` is
 /// never loaded).
-pub(crate) fn mark<'a>(p: &MemPath, text: &'a str) -> Cow<'a, str> {
-    match place(p) {
+pub(crate) fn mark<'a>(layout: &FolderLayout, p: &MemPath, text: &'a str) -> Cow<'a, str> {
+    match place(layout, p) {
         Place::Scratch if external_scratch_body(text).is_none() => {
             Cow::Owned(format!("{EXTERNAL_SCRATCH_MARK}\n{text}"))
         }
@@ -133,8 +133,9 @@ pub(crate) fn check_move(
         }
         return Ok(false);
     };
-    let marked = is_marked(place(from), text);
-    let target = place(to);
+    let layout = mem.layout();
+    let marked = is_marked(place(&layout, from), text);
+    let target = place(&layout, to);
     if (source == Source::External || marked) && target == Place::Closed {
         return Err(refuse(to));
     }

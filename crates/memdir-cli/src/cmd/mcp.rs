@@ -22,12 +22,15 @@ pub struct Args {}
 pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
     env.check_root()?;
     let mem = match env.location.open(false) {
-        Err(e) if e.code == crate::ui::exit::NOT_FOUND => {
-            Memory::init_backend(env.location.open(true)?, env.clock.clone(), true)?
-        }
+        Err(e) if e.code == crate::ui::exit::NOT_FOUND => Memory::init_layout(
+            env.location.open(true)?,
+            env.clock.clone(),
+            true,
+            env.layout,
+        )?,
         other => Memory::open_backend(other?, env.clock.clone())?,
     };
-    let mem = env.with_cache(mem);
+    let mem = env.with_layout(env.with_cache(mem));
     // Agents write through this surface: their changes are labelled `agent` (so core changes
     // become proposals) unless --source / MEMDIR_SOURCE says otherwise.
     let mut actor = env.actor_for(&mem);

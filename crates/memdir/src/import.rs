@@ -1,0 +1,457 @@
+//! Bringing memory kept elsewhere into this one: a Claude Code auto memory folder, an OpenClaw
+//! workspace, or a ChatGPT or Claude conversation export. One import is one change (one commit
+//! naming its source); running it again adds nothing that is already there.
+//!
+//! Conversations become log lines of their own writer (`log/YYYY-MM-DD.chatgpt.md`,
+//! `.claude-ai.md`), one per turn, and one note per conversation under `chats/`. A host's
+//! folder is read through a [`Store`], so its files are never written to. Logs are merged entry
+//! by entry (an entry already in the file, counted with repeats, is not added again); notes are
+//! created, never written over (a different file at the same path is kept and reported).
+
+use crate::error::Error;
+use crate::memory::Memory;
+use crate::notes::read_text;
+use crate::store::{EntryKind, Store, StoreError};
+use jiff::Timestamp;
+use memdir_core::chat::{self, Conversation};
+use memdir_core::host::{FolderLayout, Imported, LayoutName, with_frontmatter};
+use memdir_core::log::parse_entries;
+use memdir_core::path::MemPath;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// A conversation export's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatFormat {
+    /// ChatGPT's `conversations.json`.
+    ChatGpt,
+    /// The Claude app's (claude.ai) `conversations.json`.
+    Claude,
+}
+
+impl ChatFormat {
+    /// The writer whose log files the turns go to.
+    pub fn writer(self) -> &'static str {
+        match self {
+            ChatFormat::ChatGpt => "chatgpt",
+            ChatFormat::Claude => "claude-ai",
+        }
+    }
+
+    /// The name people call the export by.
+    pub fn shown(self) -> &'static str {
+        match self {
+            ChatFormat::ChatGpt => "ChatGPT",
+            ChatFormat::Claude => "Claude",
+        }
+    }
+}
+
+/// What to import.
+pub enum ImportSource<'a> {
+    /// A conversation export's text.
+    Chats {
+        /// Which format it is in.
+        format: ChatFormat,
+        /// The `conversations.json` text.
+        json: &'a str,
+    },
+    /// A folder a host keeps, read through a store.
+    Folder {
+        /// The folder's layout (`claude-code` or `openclaw`).
+        layout: LayoutName,
+        /// The folder.
+        store: &'a dyn Store,
+    },
+}
+
+/// What an import did to one file (or would do, on a dry run).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "action")]
+pub enum FileAction {
+    /// The file is new.
+    Create,
+    /// Entries added at the end of a log.
+    Append {
+        /// How many.
+        entries: usize,
+    },
+    /// A note memdir made at an earlier import, brought up to date.
+    Update,
+    /// Already there as it would be written.
+    Unchanged,
+    /// A different file is at that path; it was kept and nothing was written.
+    Kept {
+        /// What to do about it.
+        why: String,
+    },
+}
+
+/// One file of an import.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportedFile {
+    /// The path in this memory.
+    pub path: String,
+    /// Where it came from in the source (a folder's file), when it came from one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// What was done.
+    #[serde(flatten)]
+    pub action: FileAction,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImportReport {
+    /// The source as the commit names it.
+    pub source: String,
+    /// True when nothing was written.
+    pub dry_run: bool,
+    /// Conversations read (conversation exports).
+    pub conversations: usize,
+    /// Turns read (conversation exports).
+    pub turns: usize,
+    /// Log entries added.
+    pub entries_added: usize,
+    /// Log entries left out because they were there already.
+    pub entries_present: usize,
+    /// Every file written, or that would have been.
+    pub files: Vec<ImportedFile>,
+    /// Files of the source not imported, with why.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// A planned write of one file.
+enum Plan {
+    Write(String),
+    Append(String, usize),
+    Update(String),
+    Same,
+    Kept(String),
+}
+
+/// The writes of one import, by path, and what they came from.
+#[derive(Default)]
+struct Planner {
+    plans: BTreeMap<String, (Option<String>, Plan)>,
+    report: ImportReport,
+}
+
+impl Memory {
+    /// Imports `source` into this memory as one change (`label` names the source in its
+    /// commit). With `dry_run`, nothing is written and the report says what would be.
+    pub fn import(
+        &self,
+        source: ImportSource<'_>,
+        label: &str,
+        dry_run: bool,
+    ) -> Result<ImportReport, Error> {
+        let mut p = Planner::default();
+        p.report.source = label.to_string();
+        p.report.dry_run = dry_run;
+        match source {
+            ImportSource::Chats { format, json } => self.plan_chats(&mut p, format, json)?,
+            ImportSource::Folder { layout, store } => self.plan_folder(&mut p, layout, store)?,
+        }
+        let Planner { plans, mut report } = p;
+        let mut writes = Vec::new();
+        for (path, (from, plan)) in plans {
+            let action = match &plan {
+                Plan::Write(_) => FileAction::Create,
+                Plan::Append(_, n) => FileAction::Append { entries: *n },
+                Plan::Update(_) => FileAction::Update,
+                Plan::Same => FileAction::Unchanged,
+                Plan::Kept(why) => FileAction::Kept { why: why.clone() },
+            };
+            report.files.push(ImportedFile {
+                path: path.clone(),
+                from,
+                action,
+            });
+            writes.push((path, plan));
+        }
+        let changes = writes
+            .iter()
+            .any(|(_, p)| matches!(p, Plan::Write(_) | Plan::Append(..) | Plan::Update(_)));
+        if dry_run || !changes {
+            return Ok(report);
+        }
+        let summary = match report.turns {
+            0 => format!("{} files", report.files.len()),
+            n => format!("{n} turns of {} conversations", report.conversations),
+        };
+        let tx = self
+            .begin("import", label)?
+            .default_reason(format!("imported {summary} from {label}"));
+        let mut notes_changed = false;
+        let layout = self.layout();
+        for (path, plan) in &writes {
+            let p = MemPath::parse_file(path)?;
+            match plan {
+                Plan::Write(text) | Plan::Update(text) => {
+                    self.store().write(&p, text.as_bytes())?
+                }
+                Plan::Append(text, _) => self.store().append(&p, text.as_bytes())?,
+                Plan::Same | Plan::Kept(_) => continue,
+            }
+            notes_changed |= layout.is_note_path(path);
+        }
+        if notes_changed && layout.index_generated() {
+            crate::index::refresh(self)?;
+        }
+        tx.commit()?;
+        Ok(report)
+    }
+
+    /// Plans a conversation export: each turn one entry of the export's writer's log for its
+    /// day, and one note per conversation.
+    fn plan_chats(&self, p: &mut Planner, format: ChatFormat, json: &str) -> Result<(), Error> {
+        let chats = match format {
+            ChatFormat::ChatGpt => chat::parse_chatgpt(json),
+            ChatFormat::Claude => chat::parse_claude(json),
+        }
+        .map_err(Error::Invalid)?;
+        let tz = self.clock().now().time_zone().clone();
+        let layout = self.layout();
+        let writer = format.writer();
+        // Every turn of every conversation, in time order (stable: export order on ties).
+        let mut lines: BTreeMap<String, Vec<(Timestamp, usize, String)>> = BTreeMap::new();
+        let mut seq = 0usize;
+        for c in &chats {
+            p.report.conversations += 1;
+            p.report.turns += c.turns.len();
+            let mut days = Vec::new();
+            for t in &c.turns {
+                let (day, entry) = chat::turn_entry(t, &tz);
+                let path = layout.writer_log_path(day, writer);
+                if !days.contains(&day) {
+                    days.push(day);
+                }
+                lines.entry(path).or_default().push((t.at, seq, entry));
+                seq += 1;
+            }
+            if let Some(note) = conversation_note(&layout, format, c, &days) {
+                let (path, text) = note;
+                let plan = self.plan_note(&path, text, true)?;
+                p.plans.insert(path, (None, plan));
+            }
+        }
+        for (path, mut entries) in lines {
+            entries.sort_by_key(|(at, n, _)| (*at, *n));
+            let text: String = entries.into_iter().map(|(_, _, e)| e).collect();
+            let plan = self.plan_log(p, &path, &text)?;
+            p.plans.insert(path, (None, plan));
+        }
+        Ok(())
+    }
+
+    /// Plans a host's folder: each file to where [`FolderLayout::import_target`] says.
+    fn plan_folder(
+        &self,
+        p: &mut Planner,
+        from: LayoutName,
+        source: &dyn Store,
+    ) -> Result<(), Error> {
+        let host = FolderLayout::of(from);
+        let into = self.layout();
+        let files = match source.walk(&MemPath::root()) {
+            Ok(v) => v,
+            Err(StoreError::NotFound(_)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        // Claude Code's index names each topic file: its line gives a note without
+        // frontmatter a name and a description.
+        let index_lines: HashMap<String, (String, String)> = match host.index {
+            memdir_core::host::IndexKind::HandWritten => {
+                read_text(source, &MemPath::parse_file(host.index_file)?)?
+                    .map(|t| {
+                        memdir_core::host::index_links(&t)
+                            .into_iter()
+                            .map(|l| (l.target, (l.title, l.hook)))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }
+            _ => HashMap::new(),
+        };
+        for e in files.into_iter().filter(|e| e.kind == EntryKind::File) {
+            let rel = e.path.as_str().to_string();
+            let target = host.import_target(&rel, &into);
+            if let Imported::Skip(why) = target {
+                p.report.skipped.push((rel, why.to_string()));
+                continue;
+            }
+            let Some(text) = read_text(source, &e.path)? else {
+                continue;
+            };
+            let (path, plan) = match target {
+                Imported::Skip(_) => continue,
+                Imported::Log(path) => {
+                    let plan = self.plan_log(p, &path, &text)?;
+                    (path, plan)
+                }
+                Imported::Core => self.plan_core(&host, &rel, text)?,
+                Imported::Note(path) => {
+                    let stem = rel.trim_end_matches(".md");
+                    let text = match index_lines.get(&rel) {
+                        Some((title, hook)) => {
+                            let description = if hook.is_empty() { title } else { hook };
+                            with_frontmatter(&text, stem, description).unwrap_or(text)
+                        }
+                        None => with_frontmatter(
+                            &text,
+                            &format!("{}/{stem}", from.as_str()),
+                            &describe(from, &rel),
+                        )
+                        .filter(|_| {
+                            from == LayoutName::OpenClaw && !rel.starts_with("memory/notes/")
+                        })
+                        .unwrap_or(text),
+                    };
+                    let plan = self.plan_note(&path, text, false)?;
+                    (path, plan)
+                }
+            };
+            p.plans.insert(path, (Some(rel), plan));
+        }
+        Ok(())
+    }
+
+    /// A host's core (OpenClaw's `MEMORY.md`) becomes this memory's core when that is empty
+    /// and it fits core's cap; otherwise it is kept as a note beside the others.
+    fn plan_core(
+        &self,
+        host: &FolderLayout,
+        rel: &str,
+        text: String,
+    ) -> Result<(String, Plan), Error> {
+        let core = self.layout().core;
+        let current = read_text(self.store().as_ref(), &MemPath::parse_file(core)?)?;
+        let current = current.unwrap_or_default();
+        if current == text {
+            return Ok((core.to_string(), Plan::Same));
+        }
+        if current.trim().is_empty() && self.config().core.cap().check(core, "", &text).is_ok() {
+            return Ok((core.to_string(), Plan::Write(text)));
+        }
+        let path = self
+            .layout()
+            .in_notes(&format!("{}/{rel}", host.name.as_str()));
+        let text = with_frontmatter(
+            &text,
+            &format!("{}/{}", host.name.as_str(), rel.trim_end_matches(".md")),
+            &format!(
+                "{}'s {rel}, kept as a note: this memory's core already holds other text, or it is over core's cap",
+                shown(host.name)
+            ),
+        )
+        .unwrap_or(text);
+        let plan = self.plan_note(&path, text, false)?;
+        Ok((path, plan))
+    }
+
+    /// A note: created when absent; the same text is unchanged; a different file is kept,
+    /// unless `ours` (a note an earlier import made, brought up to date).
+    fn plan_note(&self, path: &str, text: String, ours: bool) -> Result<Plan, Error> {
+        let p = MemPath::parse_file(path)?;
+        Ok(match read_text(self.store().as_ref(), &p)? {
+            None => Plan::Write(text),
+            Some(current) if current == text => Plan::Same,
+            Some(_) if ours => Plan::Update(text),
+            Some(_) => Plan::Kept(format!(
+                "{path} is already there with other text: compare them, then merge by hand or move yours away and import again"
+            )),
+        })
+    }
+
+    /// A log: the whole text when the file is new, else only the entries it does not have yet
+    /// (counted with repeats, so a turn said twice lands twice, and once on every re-run).
+    fn plan_log(&self, p: &mut Planner, path: &str, text: &str) -> Result<Plan, Error> {
+        let total = parse_entries(text).len();
+        let file = MemPath::parse_file(path)?;
+        let current = read_text(self.store().as_ref(), &file)?;
+        let Some(current) = current.filter(|c| !c.is_empty()) else {
+            p.report.entries_added += total;
+            return Ok(if total == 0 {
+                Plan::Same
+            } else {
+                Plan::Write(text.to_string())
+            });
+        };
+        let mut have: HashMap<String, usize> = HashMap::new();
+        for e in parse_entries(&current) {
+            *have.entry(e.text).or_default() += 1;
+        }
+        let mut add = String::new();
+        let mut added = 0;
+        for e in parse_entries(text) {
+            match have.get_mut(&e.text) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => {
+                    add.push_str(&e.text);
+                    added += 1;
+                }
+            }
+        }
+        p.report.entries_added += added;
+        p.report.entries_present += total - added;
+        Ok(if added == 0 {
+            Plan::Same
+        } else {
+            Plan::Append(add, added)
+        })
+    }
+}
+
+fn shown(layout: LayoutName) -> &'static str {
+    match layout {
+        LayoutName::ClaudeCode => "Claude Code",
+        LayoutName::OpenClaw => "OpenClaw",
+        LayoutName::Memdir => "memdir",
+    }
+}
+
+/// A description for a host's file that has no frontmatter.
+fn describe(from: LayoutName, rel: &str) -> String {
+    let what = match rel {
+        "AGENTS.md" => "how the agent works (operating instructions)",
+        "SOUL.md" => "the agent's persona and boundaries",
+        "USER.md" => "who the user is",
+        "TOOLS.md" => "notes on the user's tools",
+        "IDENTITY.md" => "the agent's name and style",
+        "HEARTBEAT.md" => "the agent's periodic checklist",
+        _ => "",
+    };
+    match what {
+        "" => format!("{}'s {rel}, imported", shown(from)),
+        w => format!("{}'s {rel}: {w}", shown(from)),
+    }
+}
+
+/// The note of one conversation (none for a conversation without turns): its path and text.
+fn conversation_note(
+    layout: &FolderLayout,
+    format: ChatFormat,
+    c: &Conversation,
+    days: &[jiff::civil::Date],
+) -> Option<(String, String)> {
+    let first = *days.iter().min()?;
+    let last = *days.iter().max()?;
+    let stem = format!(
+        "{first}-{}-{}",
+        chat::title_slug(&c.title),
+        chat::id_tag(&c.id)
+    );
+    let name = format!("{}-{stem}", format.writer());
+    let path = layout.note_path(&format!("chats/{}/{stem}", format.writer()));
+    let mut sorted = days.to_vec();
+    sorted.sort();
+    let logs: Vec<String> = sorted
+        .iter()
+        .map(|d| layout.writer_log_path(*d, format.writer()))
+        .collect();
+    Some((
+        path,
+        chat::conversation_note(&name, format.shown(), c, first, last, &logs),
+    ))
+}
