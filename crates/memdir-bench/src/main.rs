@@ -5,10 +5,12 @@
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench speed
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench crash --trials 1000
 //! cargo run -p memdir-bench --release -- stores --s3 http://127.0.0.1:5055 [--pg URL]
+//! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench service --seconds 60
 //! ```
 
 mod crash;
 mod locomo;
+mod service;
 mod speed;
 mod stores;
 
@@ -32,6 +34,8 @@ enum Command {
     Crash(crash::Args),
     /// Per-operation latency on a folder, S3 (and PostgreSQL), and the S3 search cache.
     Stores(stores::Args),
+    /// Load on the multi-tenant service: two instances on one PostgreSQL, many clients.
+    Service(service::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -40,5 +44,6 @@ fn main() -> anyhow::Result<()> {
         Command::Speed(a) => speed::run(a),
         Command::Crash(a) => crash::run(a),
         Command::Stores(a) => stores::run(a),
+        Command::Service(a) => service::run(a),
     }
 }
