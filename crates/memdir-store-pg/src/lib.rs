@@ -53,7 +53,21 @@ const POOL_SIZE: usize = 16;
 pub struct PgStore {
     db: Arc<Db>,
     bridge: Arc<Bridge>,
+    /// What `read_all` last fetched: each file's bytes under its row stamp (the row version's
+    /// `xmin` and the size), so a repeat search fetches only rows that changed since.
+    cache: Mutex<ReadCache>,
 }
+
+/// Files' bytes by path, with the stamp they were read at, and their total size.
+#[derive(Default)]
+struct ReadCache {
+    files: std::collections::HashMap<String, (String, Arc<[u8]>)>,
+    bytes: usize,
+}
+
+/// A store keeps at most this many bytes of file contents for repeat searches; past it, every
+/// search fetches what it needs.
+const READ_CACHE_MAX: usize = 256 << 20;
 
 /// What every query needs: the pool and the tenant.
 struct Db {
@@ -356,7 +370,11 @@ impl PgStore {
             tenant,
             memory,
         });
-        PgStore { db, bridge }
+        PgStore {
+            db,
+            bridge,
+            cache: Mutex::new(ReadCache::default()),
+        }
     }
 
     /// Runs one call against the database on the store's runtime.
@@ -851,51 +869,109 @@ impl Store for PgStore {
         &self,
         keep: &mut dyn FnMut(&MemPath) -> bool,
     ) -> Result<Vec<(MemPath, Vec<u8>)>, StoreError> {
-        let paths: Vec<String> = self.call(|db| async move {
+        // Each file's row stamp: `xmin` is the transaction that wrote the row's current version,
+        // so any committed change to a file (a write, an append, a re-creation) changes it.
+        let stamps: Vec<(String, String)> = self.call(|db| async move {
             let c = db.conn().await?;
             let rows = c
                 .query(
-                    "SELECT path FROM memdir.files WHERE tenant = $1 AND NOT is_dir",
+                    "SELECT path, xmin::text || '/' || size::text FROM memdir.files
+                     WHERE tenant = $1 AND NOT is_dir",
                     &[&db.tenant],
                 )
                 .await
                 .map_err(db_err)?;
-            Ok(rows.into_iter().map(|r| r.get(0)).collect())
+            Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
         })?;
         let mut wanted = Vec::new();
-        for p in paths {
-            let path = MemPath::parse(&p).map_err(|e| {
-                StoreError::Backend(format!("postgresql: a stored path is invalid: {e}"))
-            })?;
-            if keep(&path) {
-                wanted.push(p);
+        let mut fetch = Vec::new();
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            // Files that are gone leave the cache.
+            let listed: std::collections::HashSet<&str> =
+                stamps.iter().map(|(p, _)| p.as_str()).collect();
+            let gone: Vec<String> = cache
+                .files
+                .keys()
+                .filter(|p| !listed.contains(p.as_str()))
+                .cloned()
+                .collect();
+            for p in gone {
+                if let Some((_, b)) = cache.files.remove(&p) {
+                    cache.bytes -= b.len();
+                }
+            }
+            for (p, stamp) in stamps {
+                let path = MemPath::parse(&p).map_err(|e| {
+                    StoreError::Backend(format!("postgresql: a stored path is invalid: {e}"))
+                })?;
+                if !keep(&path) {
+                    continue;
+                }
+                if cache.files.get(&p).is_none_or(|(s, _)| *s != stamp) {
+                    fetch.push(p.clone());
+                }
+                wanted.push((path, p, stamp));
             }
         }
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
-        let mut out = self.call(|db| async move {
-            let c = db.conn().await?;
-            let rows = c
-                .query(
-                    "SELECT path, content FROM memdir.files
-                     WHERE tenant = $1 AND NOT is_dir AND path = ANY($2)",
-                    &[&db.tenant, &wanted],
-                )
-                .await
-                .map_err(db_err)?;
-            rows.into_iter()
-                .map(|r| {
-                    let path = MemPath::parse(r.get::<_, &str>(0)).map_err(|e| {
-                        StoreError::Backend(format!("postgresql: a stored path is invalid: {e}"))
-                    })?;
-                    Ok((path, r.get(1)))
-                })
-                .collect::<Result<Vec<_>, StoreError>>()
-        })?;
+        let fetched: Vec<(String, String, Vec<u8>)> = if fetch.is_empty() {
+            Vec::new()
+        } else {
+            self.call(|db| async move {
+                let c = db.conn().await?;
+                let rows = c
+                    .query(
+                        "SELECT path, xmin::text || '/' || size::text, content FROM memdir.files
+                         WHERE tenant = $1 AND NOT is_dir AND path = ANY($2)",
+                        &[&db.tenant, &fetch],
+                    )
+                    .await
+                    .map_err(db_err)?;
+                Ok(rows
+                    .into_iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2)))
+                    .collect())
+            })?
+        };
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let mut fresh: std::collections::HashMap<String, (String, Arc<[u8]>)> = fetched
+            .into_iter()
+            .map(|(p, stamp, bytes)| (p, (stamp, Arc::from(bytes))))
+            .collect();
+        let mut out = Vec::with_capacity(wanted.len());
+        for (path, p, stamp) in wanted {
+            // A row fetched now wins (it may be newer than the listing); else the cached bytes
+            // of the stamp the listing saw; a file removed in between is left out.
+            let bytes = match fresh.get(&p) {
+                Some((_, b)) => b.clone(),
+                None => match cache.files.get(&p) {
+                    Some((s, b)) if *s == stamp => b.clone(),
+                    _ => continue,
+                },
+            };
+            out.push((path, bytes.to_vec()));
+        }
+        // Keep what was fetched for the next search, within the cap.
+        for (p, (stamp, bytes)) in fresh.drain() {
+            let len = bytes.len();
+            if let Some((_, old)) = cache.files.remove(&p) {
+                cache.bytes -= old.len();
+            }
+            if cache.bytes + len <= READ_CACHE_MAX {
+                cache.bytes += len;
+                cache.files.insert(p, (stamp, bytes));
+            }
+        }
         // Path order as every store gives it (bytes), not the database's collation.
         out.sort_by(|a: &(MemPath, Vec<u8>), b| a.0.cmp(&b.0));
         Ok(out)
+    }
+
+    fn cached_bytes(&self) -> usize {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).bytes
     }
 
     fn remove(&self, path: &MemPath) -> Result<(), StoreError> {

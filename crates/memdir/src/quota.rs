@@ -179,6 +179,10 @@ impl<S: Store> Store for QuotaStore<S> {
         self.inner.clean_temp_files(dir, deep)
     }
 
+    fn cached_bytes(&self) -> usize {
+        self.inner.cached_bytes()
+    }
+
     fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
         self.inner.walk(dir)
     }
@@ -247,6 +251,10 @@ impl Store for std::sync::Arc<dyn Store> {
 
     fn clean_temp_files(&self, dir: &MemPath, deep: bool) -> Result<usize, StoreError> {
         (**self).clean_temp_files(dir, deep)
+    }
+
+    fn cached_bytes(&self) -> usize {
+        (**self).cached_bytes()
     }
 
     fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {

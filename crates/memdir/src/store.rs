@@ -222,6 +222,12 @@ pub trait Store: Locks {
         Ok(out)
     }
 
+    /// Bytes of file contents the store keeps in memory for repeat reads (a remote store's
+    /// cache): what a service counts against its memory budget. 0 by default.
+    fn cached_bytes(&self) -> usize {
+        0
+    }
+
     /// Removes temp files that writes killed part-way left in `dir` (under it too, with
     /// `deep`): only the backend's own temp names, of writers that are gone. Returns how many.
     fn clean_temp_files(&self, dir: &MemPath, deep: bool) -> Result<usize, StoreError> {

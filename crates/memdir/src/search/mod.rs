@@ -403,10 +403,11 @@ impl Memory {
         mem
     }
 
-    /// Bytes of files that warm search holds in memory for this memory (0 without it), as of
-    /// its last search: what a service counts against its memory budget.
+    /// Bytes of files held in memory for this memory's searches: warm search's copy (as of its
+    /// last search) and the store's own cache (a remote store's). What a service counts against
+    /// its memory budget.
     pub fn warm_bytes(&self) -> usize {
-        self.warm.as_ref().map_or(0, |w| w.held_bytes())
+        self.warm.as_ref().map_or(0, |w| w.held_bytes()) + self.store().cached_bytes()
     }
 
     /// Where this memory's searches read files.
