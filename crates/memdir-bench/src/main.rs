@@ -6,9 +6,11 @@
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench crash --trials 1000
 //! cargo run -p memdir-bench --release -- stores --s3 http://127.0.0.1:5055 [--pg URL]
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench service --seconds 60
+//! cargo run -p memdir-bench --release -- git [--files 2400,100000] [--changes 30]
 //! ```
 
 mod crash;
+mod git;
 mod locomo;
 mod service;
 mod speed;
@@ -36,6 +38,8 @@ enum Command {
     Stores(stores::Args),
     /// Load on the multi-tenant service: two instances on one PostgreSQL, many clients.
     Service(service::Args),
+    /// Git commit overhead per change at 2,400 and 100,000 files: whole tree against touched paths.
+    Git(git::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -45,5 +49,6 @@ fn main() -> anyhow::Result<()> {
         Command::Crash(a) => crash::run(a),
         Command::Stores(a) => stores::run(a),
         Command::Service(a) => service::run(a),
+        Command::Git(a) => git::run(a),
     }
 }

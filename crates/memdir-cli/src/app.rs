@@ -87,8 +87,12 @@ pub enum Command {
     Mv(cmd::mv::Args),
     /// Write a note with a frontmatter (`note new`); the index lists it
     Note(cmd::note::Args),
-    /// Regenerate the index, MEMORY.md, from the notes' frontmatter
+    /// Regenerate the note index, MEMORY.md, from the notes' frontmatter
     Index(cmd::index::Args),
+    /// Rebuild the search indexes in .memdir/ (keyword, vectors) from the files
+    Reindex(cmd::reindex::Args),
+    /// Add a dated line to state.md, or list its entries
+    State(cmd::state::Args),
     /// List a note's [[links]] and backlinks
     Links(cmd::links::Args),
     /// Check notes, links, the index, caps and sizes; exit 2 on errors
@@ -456,6 +460,8 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Mv(a) => cmd::mv::run(a, env),
         Command::Note(a) => cmd::note::run(a, env),
         Command::Index(a) => cmd::index::run(a, env),
+        Command::Reindex(a) => cmd::reindex::run(a, env),
+        Command::State(a) => cmd::state::run(a, env),
         Command::Links(a) => cmd::links::run(a, env),
         Command::Lint(a) => cmd::lint::run(a, env),
         Command::Search(a) => cmd::search::run(a, env),

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Fixture, stderr, stdout};
+use common::{Fixture, git, stderr, stdout};
 
 /// Sets a file's modification time to a fixed day long ago, so the search index's change check
 /// (size and mtime) trusts it and cannot tell two versions of the same size apart.
@@ -446,7 +446,9 @@ fn man_is_one_complete_page() {
         "memdir review reject",
         "memdir hook session-start",
         "memdir hook pre-compact",
-        "memdir index rebuild",
+        "memdir reindex",
+        "memdir state add",
+        "memdir state list",
         "memdir search",
         "memdir version",
     ] {
@@ -766,4 +768,175 @@ fn note_new_takes_the_notes_prefix() {
     }
     assert!(!f.exists("notes/notes"));
     assert!(f.get("notes/foo.md").contains("name: foo\n"));
+}
+
+#[test]
+fn note_new_takes_tags_and_an_expiry() {
+    // The fixture's clock says 2026-11-30.
+    let f = Fixture::new();
+    f.cmd()
+        .args([
+            "note",
+            "new",
+            "q4-freeze",
+            "-d",
+            "no deploys until the audit ends",
+            "--tags",
+            "ops,release",
+            "--tags",
+            "audit",
+            "--expires",
+            "2w",
+            "frozen",
+        ])
+        .assert()
+        .success()
+        .stdout("wrote notes/q4-freeze.md\n");
+    assert_eq!(
+        f.get("notes/q4-freeze.md"),
+        "---\nname: q4-freeze\ndescription: no deploys until the audit ends\ntags: [ops, release, audit]\ncreated: 2026-11-30\nexpires: 2026-12-14\n---\nfrozen\n"
+    );
+    f.cmd()
+        .args(["note", "new", "b", "-d", "b", "--expires", "2027-01-31"])
+        .assert()
+        .success();
+    assert!(f.get("notes/b.md").contains("expires: 2027-01-31\n"));
+    // lint reads what note new wrote as a valid note.
+    f.cmd().arg("lint").assert().success();
+    for (args, says) in [
+        (vec!["--expires", "2026-11-01"], "before today"),
+        (vec!["--expires", "soon"], "YYYY-MM-DD"),
+        (vec!["--tags", "two words"], "bad tag \"two words\""),
+        (vec!["--tags", "a,,b"], "bad tag \"\""),
+    ] {
+        let a = f
+            .cmd()
+            .args(["note", "new", "c", "-d", "c"])
+            .args(&args)
+            .assert()
+            .code(2);
+        assert!(stderr(&a).contains(says), "{args:?}: {}", stderr(&a));
+        assert_eq!(stderr(&a).lines().count(), 1, "{}", stderr(&a));
+    }
+    assert!(!f.exists("notes/c.md"));
+    // The expiry is the one sweep acts on: the day after it, the note moves to the archive.
+    f.cmd()
+        .env("MEMDIR_NOW", "2026-12-15T09:00:00Z")
+        .arg("sweep")
+        .assert()
+        .success();
+    assert!(!f.exists("notes/q4-freeze.md"));
+    assert!(f.exists("archive/notes/q4-freeze.md"));
+    assert!(f.exists("notes/b.md"));
+}
+
+#[test]
+fn state_adds_a_dated_line_and_lists_entries() {
+    let f = Fixture::new();
+    // No state.md yet: nothing to list, and the message says how to add one.
+    let a = f.cmd().arg("state").assert().code(1);
+    assert!(stderr(&a).contains("memdir state add"), "{}", stderr(&a));
+    f.cmd()
+        .args([
+            "--reason", "rota", "state", "add", "on", "call", "until", "Friday",
+        ])
+        .assert()
+        .success()
+        .stdout("added to state.md: - 2026-11-30 on call until Friday\n");
+    assert_eq!(f.get("state.md"), "- 2026-11-30 on call until Friday\n");
+    // A hand-written heading and an entry without a final newline stay as they are.
+    f.put("state.md", "# State\n- 2026-11-29 migrating the db");
+    f.cmd()
+        .args(["state", "add", "-"])
+        .write_stdin("shipping v2\nbehind a flag\n")
+        .env("MEMDIR_NOW", "2026-12-01T08:00:00Z")
+        .assert()
+        .success();
+    assert_eq!(
+        f.get("state.md"),
+        "# State\n- 2026-11-29 migrating the db\n- 2026-12-01 shipping v2\n  behind a flag\n"
+    );
+    let a = f.cmd().args(["state", "list"]).assert().success();
+    assert_eq!(
+        stdout(&a),
+        "2026-11-29 migrating the db\n2026-12-01 shipping v2\n           behind a flag\n"
+    );
+    let a = f.cmd().args(["state", "list", "--json"]).assert().success();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+    assert_eq!(v[1]["date"], "2026-12-01");
+    assert_eq!(v[1]["text"], "shipping v2\nbehind a flag");
+    assert_eq!(v[1]["line"], 3);
+    // Each add is one change in history, by its writer, after the hand edit.
+    let log = git(&f, &["log", "--format=%an|%s"]);
+    let mut lines = log.lines();
+    assert_eq!(lines.next(), Some("main|state add state.md"));
+    assert_eq!(lines.next(), Some("hand-edit|hand edit"));
+    assert_eq!(lines.next(), Some("main|state add state.md"));
+    // state.md loads on every turn: external content is refused, and so is going over the cap.
+    let a = f
+        .cmd()
+        .args(["--source", "external", "state", "add", "x"])
+        .assert()
+        .code(2);
+    assert!(
+        stderr(&a).contains("never takes external content"),
+        "{}",
+        stderr(&a)
+    );
+    let a = f.cmd().args(["state", "add", " "]).assert().code(2);
+    assert!(stderr(&a).contains("state text is empty"), "{}", stderr(&a));
+    std::fs::write(
+        f.root().join(".memdir/config.toml"),
+        "[state]\nmax_lines = 3\n",
+    )
+    .unwrap();
+    let before = f.get("state.md");
+    let a = f.cmd().args(["state", "add", "one more"]).assert().code(2);
+    assert!(stderr(&a).contains("state.md"), "{}", stderr(&a));
+    assert_eq!(f.get("state.md"), before);
+}
+
+#[test]
+fn index_and_reindex_are_named_apart() {
+    let f = Fixture::new();
+    f.put(
+        "notes/a.md",
+        "---\nname: a\ndescription: alpha note\n---\nalpha bravo\n",
+    );
+    // `memdir reindex` rebuilds the search indexes and leaves MEMORY.md alone.
+    let a = f.cmd().arg("reindex").assert().success();
+    assert!(
+        stdout(&a).starts_with("rebuilt the keyword index: "),
+        "{}",
+        stdout(&a)
+    );
+    assert!(!f.exists("MEMORY.md") || !f.get("MEMORY.md").contains("alpha note"));
+    let a = f.cmd().args(["reindex", "--json"]).assert().success();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+    assert!(v["keyword_files"].as_u64().unwrap() >= 1, "{v}");
+    // `memdir index` regenerates MEMORY.md.
+    let a = f.cmd().arg("index").assert().success();
+    assert!(stdout(&a).starts_with("wrote MEMORY.md"), "{}", stdout(&a));
+    assert!(f.get("MEMORY.md").contains("alpha note"));
+    // The old spelling keeps working, and says what it is called now.
+    let a = f.cmd().args(["index", "rebuild"]).assert().success();
+    assert!(
+        stdout(&a).starts_with("rebuilt the keyword index: "),
+        "{}",
+        stdout(&a)
+    );
+    assert!(
+        stderr(&a).contains("now `memdir reindex`"),
+        "{}",
+        stderr(&a)
+    );
+    // Help names them apart, and the old form is not advertised.
+    let top = stdout(&f.cmd().arg("--help").assert().success());
+    assert!(
+        top.contains("reindex") && top.contains("MEMORY.md"),
+        "{top}"
+    );
+    let index = stdout(&f.cmd().args(["index", "--help"]).assert().success());
+    assert!(!index.contains("  rebuild"), "{index}");
+    assert!(index.contains("memdir reindex"), "{index}");
 }

@@ -187,7 +187,7 @@ fn a_model_change_pauses_vectors_until_rebuild() {
     let a = search(&f, &other, &["--mode", "hybrid", query]).code(2);
     let err = stderr(&a);
     assert!(
-        err.contains("vector search is paused") && err.contains("memdir index rebuild"),
+        err.contains("vector search is paused") && err.contains("memdir reindex"),
         "{err}"
     );
     assert!(
@@ -200,7 +200,7 @@ fn a_model_change_pauses_vectors_until_rebuild() {
     let a = f
         .cmd()
         .env("MEMDIR_MODEL_DIR", &other)
-        .args(["index", "rebuild"])
+        .args(["reindex"])
         .assert()
         .success();
     assert!(

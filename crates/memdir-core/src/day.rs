@@ -43,9 +43,64 @@ pub fn parse_day(input: &str, today: Date) -> Result<Date, String> {
     Err(bad())
 }
 
+/// The forms [`parse_future_day`] accepts, for error messages and help.
+pub const FUTURE_DAY_FORMS: &str =
+    "YYYY-MM-DD, tomorrow, or Nd or Nw (days or weeks from today: 30d, 2w)";
+
+/// Parses a day from today on, as an expiry date is given: `2026-12-31`, `tomorrow`, `30d`
+/// (thirty days from today) or `2w` (two weeks from today). A day before today is refused: it
+/// would have expired already.
+pub fn parse_future_day(input: &str, today: Date) -> Result<Date, String> {
+    let s = input.trim().to_ascii_lowercase();
+    let bad = || format!("bad date {input:?}: use {FUTURE_DAY_FORMS}");
+    let ahead = |span: jiff::Span| today.checked_add(span).map_err(|_| bad());
+    let day = if s == "tomorrow" {
+        ahead(1.day())?
+    } else if let Some(unit) = s.strip_suffix(['d', 'w'])
+        && !unit.is_empty()
+        && unit.bytes().all(|b| b.is_ascii_digit())
+    {
+        let n: i64 = unit.parse().map_err(|_| bad())?;
+        let span = if s.ends_with('d') {
+            jiff::Span::new().try_days(n)
+        } else {
+            jiff::Span::new().try_weeks(n)
+        };
+        ahead(span.map_err(|_| bad())?)?
+    } else if s.len() == 10 && s.as_bytes()[4] == b'-' && s.as_bytes()[7] == b'-' {
+        s.parse().map_err(|_| {
+            format!("bad date {input:?}: not a day of the calendar; use {FUTURE_DAY_FORMS}")
+        })?
+    } else {
+        return Err(bad());
+    };
+    if day < today {
+        return Err(format!(
+            "{input:?} is before today ({today}): give a day from today on ({FUTURE_DAY_FORMS})"
+        ));
+    }
+    Ok(day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn future_forms() {
+        let today = Date::constant(2026, 11, 30);
+        let day = |s: &str| parse_future_day(s, today);
+        assert_eq!(day("2026-12-31"), Ok(Date::constant(2026, 12, 31)));
+        assert_eq!(day("2026-11-30"), Ok(today));
+        assert_eq!(day("tomorrow"), Ok(Date::constant(2026, 12, 1)));
+        assert_eq!(day("30d"), Ok(Date::constant(2026, 12, 30)));
+        assert_eq!(day("2W"), Ok(Date::constant(2026, 12, 14)));
+        assert!(day("2026-11-29").unwrap_err().contains("before today"));
+        for bad in ["", "soon", "-3d", "yesterday", "2026-02-30", "99999999w"] {
+            let e = day(bad).unwrap_err();
+            assert!(e.contains("YYYY-MM-DD"), "{bad:?}: {e}");
+        }
+    }
 
     #[test]
     fn forms() {

@@ -497,14 +497,19 @@ pub struct NewNote<'a> {
     pub description: &'a str,
     /// The type, if given.
     pub kind: Option<&'a str>,
+    /// Tags (one word each), written as a list when there are any.
+    pub tags: &'a [String],
     /// The creation date.
     pub created: Date,
+    /// The day after which `sweep` archives the note, if it expires.
+    pub expires: Option<Date>,
     /// The body text.
     pub body: &'a str,
 }
 
 impl NewNote<'_> {
-    /// The note's text: frontmatter with name, description, type and created, then the body.
+    /// The note's text: frontmatter with name, description, type, tags, created and expires,
+    /// then the body.
     pub fn render(&self) -> Result<String, String> {
         validate_note_name(self.name)?;
         let description = self.description.trim();
@@ -522,13 +527,45 @@ impl NewNote<'_> {
             })?;
             out.push_str(&format!("type: {k}\n"));
         }
+        if !self.tags.is_empty() {
+            let tags = self
+                .tags
+                .iter()
+                .map(|t| validate_tag(t).map(|()| yaml_scalar(t)))
+                .collect::<Result<Vec<_>, _>>()?;
+            out.push_str(&format!("tags: [{}]\n", tags.join(", ")));
+        }
         out.push_str(&format!("created: {}\n", self.created));
+        if let Some(e) = self.expires {
+            if e < self.created {
+                return Err(format!(
+                    "the note would expire on {e}, before it is created ({}): give a later date",
+                    self.created
+                ));
+            }
+            out.push_str(&format!("expires: {e}\n"));
+        }
         out.push_str("---\n");
         out.push_str(self.body);
         if !self.body.is_empty() && !self.body.ends_with('\n') {
             out.push('\n');
         }
         Ok(out)
+    }
+}
+
+/// A tag is one word: letters, digits, `-`, `_`, `.` or `/`, so it reads the same in a YAML
+/// list and on a command line (`--tags a,b`).
+fn validate_tag(t: &str) -> Result<(), String> {
+    let ok = !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "bad tag {t:?}: a tag is one word of letters, digits, -, _, . or / (separate tags with commas)"
+        ))
     }
 }
 
@@ -816,7 +853,9 @@ mod tests {
             name: "people/priya",
             description: "leads payments: since 2025",
             kind: Some("user"),
+            tags: &[],
             created: date(2026, 11, 30),
+            expires: None,
             body: "Priya.",
         };
         assert_eq!(
@@ -844,7 +883,51 @@ mod tests {
             .render()
             .is_err()
         );
-        assert!(NewNote { name: "Bad", ..n }.render().is_err());
+        assert!(
+            NewNote {
+                name: "Bad",
+                ..n.clone()
+            }
+            .render()
+            .is_err()
+        );
+        let tags = ["pay".to_string(), "q4/plan".to_string()];
+        let tagged = NewNote {
+            tags: &tags,
+            expires: Some(date(2026, 12, 31)),
+            ..n.clone()
+        }
+        .render()
+        .unwrap();
+        assert!(
+            tagged.contains(
+                "type: user\ntags: [pay, q4/plan]\ncreated: 2026-11-30\nexpires: 2026-12-31\n---\n"
+            ),
+            "{tagged}"
+        );
+        let parsed = Note::parse(&tagged);
+        assert_eq!(parsed.meta.tags, tags);
+        assert_eq!(parsed.meta.expires, Some(date(2026, 12, 31)));
+        for bad in ["", "two words", "a,b", "[x]", "\"q\""] {
+            let bad = [bad.to_string()];
+            assert!(
+                NewNote {
+                    tags: &bad,
+                    ..n.clone()
+                }
+                .render()
+                .is_err(),
+                "{bad:?}"
+            );
+        }
+        assert!(
+            NewNote {
+                expires: Some(date(2026, 11, 29)),
+                ..n
+            }
+            .render()
+            .is_err()
+        );
     }
 
     #[test]

@@ -45,6 +45,62 @@ pub fn undated_items(text: &str) -> Vec<usize> {
         .collect()
 }
 
+/// One dated entry of `state.md`, as [`entries`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Entry {
+    /// The entry's date.
+    #[serde(serialize_with = "day_as_text")]
+    pub date: Date,
+    /// Its text: the first line after the date, then the lines indented under it (unindented).
+    pub text: String,
+    /// The 1-based line it starts on.
+    pub line: usize,
+}
+
+fn day_as_text<S: serde::Serializer>(d: &Date, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(d)
+}
+
+/// The dated entries of state text, in file order; headings, blank lines and undated items are
+/// not entries.
+pub fn entries(text: &str) -> Vec<Entry> {
+    let mut out: Vec<Entry> = Vec::new();
+    let mut open = false;
+    for (i, line) in text.lines().enumerate() {
+        let continues = line.starts_with(' ') || line.starts_with('\t');
+        if continues {
+            if open && let Some(e) = out.last_mut() {
+                e.text.push('\n');
+                e.text.push_str(line.trim_start());
+            }
+            continue;
+        }
+        open = false;
+        if let Some(date) = entry_date(line) {
+            let text = line.get(12..).unwrap_or_default().trim().to_string();
+            out.push(Entry {
+                date,
+                text,
+                line: i + 1,
+            });
+            open = true;
+        }
+    }
+    out
+}
+
+/// `current` state text with `entry` (from [`format_entry`]) added at the end, on a line of its
+/// own.
+pub fn append_entry(current: &str, entry: &str) -> String {
+    let mut out = String::with_capacity(current.len() + entry.len() + 1);
+    out.push_str(current);
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(entry);
+    out
+}
+
 /// The result of splitting state text at a cutoff date.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Split {
@@ -102,6 +158,22 @@ mod tests {
         assert_eq!(entry_date("2026-11-30 x"), None);
         assert_eq!(state_archive_path(d), "archive/2026-11-30.md");
         assert_eq!(undated_items("# State\n- 2026-01-01 a\n- b\n"), vec![3]);
+    }
+
+    #[test]
+    fn reads_entries_and_appends() {
+        let text = "# State\n- 2026-11-29 on call\n  until Friday\n- undated\n  not an entry\n- 2026-11-30 shipping v2";
+        let e = entries(text);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].date, date(2026, 11, 29));
+        assert_eq!(e[0].text, "on call\nuntil Friday");
+        assert_eq!(e[0].line, 2);
+        assert_eq!(e[1].text, "shipping v2");
+        assert_eq!(e[1].line, 6);
+        let added = append_entry(text, "- 2026-12-01 x\n");
+        assert!(added.ends_with("shipping v2\n- 2026-12-01 x\n"), "{added}");
+        assert_eq!(append_entry("", "- 2026-12-01 x\n"), "- 2026-12-01 x\n");
+        assert_eq!(entries(&added).len(), 3);
     }
 
     #[test]

@@ -66,6 +66,8 @@ fn notes_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
         name,
         description,
         kind: Some("user"),
+        tags: &[],
+        expires: None,
         body,
         force: false,
     };

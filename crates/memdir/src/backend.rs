@@ -19,7 +19,7 @@ pub struct Backend {
 impl Backend {
     /// A local folder: its files and its git history.
     pub fn folder(store: FolderStore) -> Backend {
-        let history = GitHistory::new(store.root_path());
+        let history = GitHistory::new(store.root_path()).with_touched(store.touched());
         Backend {
             store: Arc::new(store),
             history: Some(Arc::new(history)),

@@ -203,6 +203,7 @@ impl Memory {
                 reason: intent.reason.as_deref(),
                 actor: &actor,
                 at,
+                whole_tree: true,
             });
             self.keep_warnings(h.as_ref());
             committed?;
@@ -309,6 +310,7 @@ impl Tx<'_> {
                 reason: mem.reason().or(self.reason.as_deref()),
                 actor: mem.actor(),
                 at: mem.clock().now().timestamp(),
+                whole_tree: false,
             });
             mem.keep_warnings(h.as_ref());
             if let Err(e) = committed {

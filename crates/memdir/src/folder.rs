@@ -29,6 +29,41 @@ pub const META_DIR: &str = ".memdir";
 pub struct FolderStore {
     root: Dir,
     root_path: PathBuf,
+    touched: Touched,
+}
+
+/// The paths a folder store's writes touched during a change: every file written or appended
+/// to, every file or folder removed, both ends of a move. The folder's git history starts the
+/// record when a change begins ([`Touched::start`]) and stages exactly these paths for the
+/// change's commit ([`Touched::take`]), instead of comparing the whole tree.
+///
+/// A path is recorded before the file system is touched, so a write that fails part-way (a
+/// folder removal that stopped half-way) is still staged; staging a path that did not change
+/// records nothing. Outside a change nothing is recorded, so a long-lived process without
+/// history keeps no list.
+#[derive(Debug, Clone, Default)]
+pub struct Touched(std::sync::Arc<Mutex<Option<Vec<String>>>>);
+
+impl Touched {
+    fn record(&self, path: &MemPath) {
+        if let Some(paths) = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            paths.push(path.to_string());
+        }
+    }
+
+    /// Starts an empty record: writes from now on are recorded.
+    pub fn start(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+    }
+
+    /// The paths recorded since [`Touched::start`], sorted, each once, and stops recording;
+    /// `None` when no record was started.
+    pub fn take(&self) -> Option<Vec<String>> {
+        let mut paths = self.0.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        paths.sort();
+        paths.dedup();
+        Some(paths)
+    }
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -53,6 +88,7 @@ impl FolderStore {
         Ok(FolderStore {
             root: dir,
             root_path: root.to_path_buf(),
+            touched: Touched::default(),
         })
     }
 
@@ -70,6 +106,11 @@ impl FolderStore {
     /// The root's path on disk, for tools that work on real files (search indexes).
     pub fn root_path(&self) -> &Path {
         &self.root_path
+    }
+
+    /// The record of the paths this store's writes touch (shared: every clone sees the same).
+    pub fn touched(&self) -> Touched {
+        self.touched.clone()
     }
 
     /// Opens the folder that holds `path`, creating it when asked, and returns it with the
@@ -393,6 +434,7 @@ impl Store for FolderStore {
         data: &[u8],
         pre: &Precondition,
     ) -> Result<Version, StoreError> {
+        self.touched.record(path);
         let (dir, name) = self.parent_of(path, true)?;
         // A version check and the write are one step for every memdir process: they hold the
         // file's write lock (`write-<hash>.lock`), taken nowhere else, so it nests inside any
@@ -439,6 +481,7 @@ impl Store for FolderStore {
     }
 
     fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+        self.touched.record(path);
         let (dir, name) = self.parent_of(path, true)?;
         let file = open_regular(
             &dir,
@@ -611,6 +654,7 @@ impl Store for FolderStore {
     }
 
     fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
+        self.touched.record(path);
         let (dir, name) = self.parent_of(path, false)?;
         let meta = dir.symlink_metadata(name).map_err(|e| io_err(e, path))?;
         let res = if meta.is_dir() {
@@ -628,6 +672,8 @@ impl Store for FolderStore {
                 "cannot move {from} into itself"
             )));
         }
+        self.touched.record(from);
+        self.touched.record(to);
         let (from_dir, from_name) = self.parent_of(from, false)?;
         from_dir
             .symlink_metadata(from_name)

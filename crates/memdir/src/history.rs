@@ -6,6 +6,7 @@
 //! [`History::prepare`]); a database backend keeps tables. The engine calls `prepare` and
 //! `commit` under the `git` change lock, so records never interleave.
 
+use crate::folder::Touched;
 use crate::provenance::{Actor, Git, message};
 use crate::store::StoreError;
 use jiff::Timestamp;
@@ -32,6 +33,10 @@ pub struct Change<'a> {
     pub actor: &'a Actor,
     /// When.
     pub at: Timestamp,
+    /// True when what the change wrote is not known path by path: it is finished for a
+    /// process that was killed (see the journal in `change.rs`), so a folder compares its whole
+    /// tree instead of staging the paths this process touched.
+    pub whole_tree: bool,
 }
 
 impl Change<'_> {
@@ -99,10 +104,19 @@ pub trait History: Send + Sync {
 }
 
 /// History in a git repository at a folder's root.
+///
+/// With [`GitHistory::with_touched`] (as [`Backend::folder`](crate::Backend::folder) builds it),
+/// a change's commit stages only the paths the folder store's writes touched, so its cost does
+/// not grow with the folder. Hand edits are still found by comparing the whole folder with
+/// git's index before each change ([`History::prepare`]): a one-shot process has no change feed
+/// that could say what a person edited, and a missed edit would be recorded under memdir's
+/// writer. A change finished for a killed process ([`Change::whole_tree`]) compares the whole
+/// tree too, since what it wrote is known only to the process that died.
 #[derive(Debug, Clone)]
 pub struct GitHistory {
     root: PathBuf,
     warnings: Arc<Mutex<Vec<String>>>,
+    touched: Option<Touched>,
 }
 
 impl GitHistory {
@@ -111,7 +125,15 @@ impl GitHistory {
         GitHistory {
             root: root.to_path_buf(),
             warnings: Arc::default(),
+            touched: None,
         }
+    }
+
+    /// This history, committing only the paths in `touched` (the folder store's record of its
+    /// writes) instead of comparing the whole tree with git's index.
+    pub fn with_touched(mut self, touched: Touched) -> GitHistory {
+        self.touched = Some(touched);
+        self
     }
 
     fn repo(&self) -> Result<Git, StoreError> {
@@ -152,18 +174,31 @@ impl History for GitHistory {
             for line in git.clear_stale_locks() {
                 git_warn(git, line);
             }
-            git.commit_hand_edits(at).map(drop)
+            git.commit_hand_edits(at)?;
+            // The change's own writes are recorded from here on; anything written before it
+            // began was just recorded as a hand edit, as it always has been.
+            if let Some(t) = &self.touched {
+                t.start();
+            }
+            Ok(())
         })
     }
 
     fn commit(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
         // Recovery commits a killed change before `prepare` runs, so a git lock that change
         // left is cleared here too (both run under the change lock).
+        let touched = self.touched.as_ref().and_then(Touched::take);
         let oid = self.with_repo(|git| {
             for line in git.clear_stale_locks() {
                 git_warn(git, line);
             }
-            git.commit_all(change.actor, &change.message(), change.at)
+            let message = change.message();
+            match touched {
+                Some(paths) if !change.whole_tree => {
+                    git.commit_paths(change.actor, &message, change.at, &paths)
+                }
+                _ => git.commit_all(change.actor, &message, change.at),
+            }
         })?;
         Ok(oid.map(|o| o.to_string()))
     }

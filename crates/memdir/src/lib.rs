@@ -35,6 +35,7 @@ pub mod provenance;
 pub mod quota;
 pub mod recent;
 pub mod search;
+pub mod state;
 pub mod store;
 pub mod tenants;
 mod trust;

@@ -118,6 +118,10 @@ pub struct NoteRequest<'a> {
     pub description: &'a str,
     /// The type (`user`, `feedback`, `project`, `reference`, ...).
     pub kind: Option<&'a str>,
+    /// Tags, one word each.
+    pub tags: &'a [String],
+    /// The day after which `sweep` archives the note.
+    pub expires: Option<jiff::civil::Date>,
     /// The body.
     pub body: &'a str,
     /// Replace an existing note of that name.
@@ -216,7 +220,9 @@ impl Memory {
             name: req.name,
             description: req.description,
             kind: req.kind,
+            tags: req.tags,
             created: self.clock().now().date(),
+            expires: req.expires,
             body: req.body,
         }
         .render()
@@ -257,7 +263,7 @@ impl Memory {
     }
 
     /// Regenerates the index, `MEMORY.md`, from every note's frontmatter (recorded as one change).
-    pub fn reindex(&self) -> Result<crate::index::IndexReport, Error> {
+    pub fn regenerate_index(&self) -> Result<crate::index::IndexReport, Error> {
         let layout = self.layout();
         if !layout.index_generated() {
             return Err(Error::Invalid(match layout.index_path() {

@@ -4,7 +4,10 @@
 //! with libgit2 (vendored), in-process. Each change runs as: take the `git` lock, commit whatever
 //! was edited by hand since the last commit (authored `hand-edit`), apply the change, commit it
 //! (authored by the writer, message naming the operation, the path and the reason). So a hand
-//! edit is never swept into memdir's commit. `.memdir/` and temp files are excluded through
+//! edit is never swept into memdir's commit. The change's commit stages only the paths the
+//! folder store touched ([`Git::commit_paths`]); finding hand edits compares the whole folder
+//! with git's index ([`Git::commit_hand_edits`]), since nothing else can tell what a person
+//! changed. `.memdir/` and temp files are excluded through
 //! `.git/info/exclude`, which is not part of memory.
 //!
 //! Undo never rewrites history: it computes the revert with libgit2 and writes the reverted files
@@ -339,7 +342,9 @@ impl Git {
         )
     }
 
-    /// Stages every change and commits it; `None` when nothing changed.
+    /// Stages every change and commits it; `None` when nothing changed. This compares the
+    /// whole tree with git's index: the first commit, hand edits, and a change finished for a
+    /// killed process, whose paths are not known, go this way.
     pub fn commit_all(
         &self,
         actor: &Actor,
@@ -351,25 +356,202 @@ impl Git {
         // refuses, a nested repository, a folder nested too deep; put there by hand, as memdir
         // refuses such paths) is left out with a warning instead of stopping every commit.
         for (path, deleted) in self.changed_paths()? {
-            let p = Path::new(&path);
-            if !deleted && let Err(e) = MemPath::parse(path.trim_end_matches('/')) {
-                self.warn(format!(
-                    "{path} stays out of history: {e}; rename or remove it"
-                ));
-                continue;
-            }
-            let staged = if deleted {
-                index.remove_path(p)
+            if deleted {
+                unstage(&mut index, &path);
             } else {
-                index.add_path(p)
-            };
-            if let Err(e) = staged {
-                self.warn(format!(
-                    "git cannot record {path} ({}), so it stays out of history: rename or remove it",
-                    e.message()
-                ));
+                self.stage(&mut index, &path);
             }
         }
+        self.commit_index(&mut index, actor, message, now)
+    }
+
+    /// Stages exactly `paths` (files, or folders whose files are all staged; a path that is
+    /// gone is removed, with everything under it) and commits them; `None` when nothing
+    /// changed. The cost follows the paths, not the folder: no status walk. A path this cannot
+    /// stage as the whole-tree walk would (under a symlinked folder, or a folder holding a
+    /// nested repository) makes it fall back to [`Git::commit_all`], so the commit records
+    /// the same tree either way.
+    pub fn commit_paths(
+        &self,
+        actor: &Actor,
+        message: &str,
+        now: Timestamp,
+        paths: &[String],
+    ) -> Result<Option<Oid>, StoreError> {
+        let Some(root) = self.repo.workdir().map(Path::to_path_buf) else {
+            return self.commit_all(actor, message, now);
+        };
+        let mut index = self.repo.index().map_err(backend)?;
+        let mut folders = false;
+        for path in paths {
+            match self.stage_touched(&mut index, &root, path) {
+                Some(folder) => folders |= folder,
+                None => {
+                    // Drop what was staged in memory; the walk stages it all again.
+                    index.read(true).map_err(backend)?;
+                    return self.commit_all(actor, message, now);
+                }
+            }
+        }
+        let parent = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let tree = match (&parent, folders) {
+            (Some(p), false) => self.updated_tree(&index, &p.tree().map_err(backend)?, paths)?,
+            _ => None,
+        };
+        match tree {
+            Some(tree_id) => {
+                index.write().map_err(backend)?;
+                self.commit_tree(tree_id, parent, actor, message, now)
+            }
+            // A folder moved in, or a file where a folder was: the index writes the tree.
+            None => self.commit_index(&mut index, actor, message, now),
+        }
+    }
+
+    /// HEAD's tree with `paths` set to what the index now holds for them, built from the
+    /// trees along those paths only; `None` when a path changes between a file and a folder,
+    /// which the index's own tree writing handles.
+    fn updated_tree(
+        &self,
+        index: &git2::Index,
+        head: &git2::Tree<'_>,
+        paths: &[String],
+    ) -> Result<Option<Oid>, StoreError> {
+        let mut updates = git2::build::TreeUpdateBuilder::new();
+        for path in paths {
+            let p = Path::new(path);
+            let in_head = head.get_path(p).ok();
+            // A file under a path HEAD holds as a file: a type change.
+            let mut ancestor = p.parent();
+            while let Some(a) = ancestor.filter(|a| !a.as_os_str().is_empty()) {
+                if let Ok(e) = head.get_path(a)
+                    && e.kind() != Some(git2::ObjectType::Tree)
+                {
+                    return Ok(None);
+                }
+                ancestor = a.parent();
+            }
+            match index.get_path(p, 0) {
+                Some(e) => {
+                    if in_head
+                        .as_ref()
+                        .is_some_and(|t| t.kind() == Some(git2::ObjectType::Tree))
+                    {
+                        return Ok(None);
+                    }
+                    updates.upsert(path.as_str(), e.id, file_mode(e.mode));
+                }
+                None if in_head.is_some() => {
+                    updates.remove(path.as_str());
+                }
+                None => {}
+            }
+        }
+        Ok(Some(
+            updates.create_updated(&self.repo, head).map_err(backend)?,
+        ))
+    }
+
+    /// Stages one touched path as the whole-tree walk would: `Some(true)` when it was a folder,
+    /// `None` when that needs the walk.
+    fn stage_touched(&self, index: &mut git2::Index, root: &Path, path: &str) -> Option<bool> {
+        // A symlinked folder on the way: git records the link, the walk decides what that means.
+        let mut at = root.to_path_buf();
+        let parts: Vec<&str> = path.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => return None,
+                Ok(m) if m.is_dir() => {}
+                // A parent that is gone (or became a file): so is the path.
+                _ => {
+                    unstage(index, path);
+                    return Some(false);
+                }
+            }
+        }
+        match std::fs::symlink_metadata(root.join(path)) {
+            Err(_) => {
+                unstage(index, path);
+                Some(false)
+            }
+            Ok(m) if m.is_dir() => {
+                // A folder moved here: what the index holds under it goes, what is there comes.
+                let _ = index.remove_dir(Path::new(path), 0);
+                self.stage_folder(index, root, path).map(|()| true)
+            }
+            Ok(m) if m.is_file() || m.file_type().is_symlink() => {
+                // A folder replaced by a file leaves index entries under the file's name.
+                let _ = index.remove_dir(Path::new(path), 0);
+                self.stage_file(index, path);
+                Some(false)
+            }
+            // A FIFO or a socket: git records nothing, and the walk skips it too.
+            Ok(_) => Some(false),
+        }
+    }
+
+    /// Stages every file under the folder `dir`; `None` when it holds a nested repository.
+    fn stage_folder(&self, index: &mut git2::Index, root: &Path, dir: &str) -> Option<()> {
+        let mut stack = vec![dir.to_string()];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(root.join(&d)) else {
+                continue;
+            };
+            for ent in entries.flatten() {
+                let name = ent.file_name();
+                let Some(name) = name.to_str() else { continue };
+                if name == ".git" {
+                    return None;
+                }
+                let rel = format!("{d}/{name}");
+                let Ok(ft) = ent.file_type() else { continue };
+                if ft.is_dir() {
+                    stack.push(rel);
+                } else if ft.is_file() || ft.is_symlink() {
+                    self.stage_file(index, &rel);
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// Stages a file that exists, unless git would not record it as the walk does: a new
+    /// file that is ignored (`.gitignore`, `.git/info/exclude`) stays out.
+    fn stage_file(&self, index: &mut git2::Index, path: &str) {
+        let tracked = index.get_path(Path::new(path), 0).is_some();
+        if !tracked && self.repo.is_path_ignored(path).unwrap_or(false) {
+            return;
+        }
+        self.stage(index, path);
+    }
+
+    /// Adds one path to the index, warning when git cannot record it, so one odd file never
+    /// stops a commit.
+    fn stage(&self, index: &mut git2::Index, path: &str) {
+        let p = Path::new(path);
+        if let Err(e) = MemPath::parse(path.trim_end_matches('/')) {
+            self.warn(format!(
+                "{path} stays out of history: {e}; rename or remove it"
+            ));
+            return;
+        }
+        if let Err(e) = index.add_path(p) {
+            self.warn(format!(
+                "git cannot record {path} ({}), so it stays out of history: rename or remove it",
+                e.message()
+            ));
+        }
+    }
+
+    /// Writes the index's tree and commits it on HEAD; `None` when the tree is HEAD's.
+    fn commit_index(
+        &self,
+        index: &mut git2::Index,
+        actor: &Actor,
+        message: &str,
+        now: Timestamp,
+    ) -> Result<Option<Oid>, StoreError> {
         let tree_id = match index.write_tree() {
             Ok(t) => t,
             Err(e) => {
@@ -380,6 +562,18 @@ impl Git {
         };
         index.write().map_err(backend)?;
         let parent = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        self.commit_tree(tree_id, parent, actor, message, now)
+    }
+
+    /// Commits `tree_id` on `parent` (HEAD) and moves HEAD; `None` when it is the parent's tree.
+    fn commit_tree(
+        &self,
+        tree_id: Oid,
+        parent: Option<git2::Commit<'_>>,
+        actor: &Actor,
+        message: &str,
+        now: Timestamp,
+    ) -> Result<Option<Oid>, StoreError> {
         if let Some(p) = &parent
             && p.tree_id() == tree_id
         {
@@ -573,6 +767,24 @@ impl Git {
     }
 }
 
+/// The tree mode of an index entry's mode (git keeps only these).
+fn file_mode(mode: u32) -> git2::FileMode {
+    match mode {
+        0o100755 => git2::FileMode::BlobExecutable,
+        0o120000 => git2::FileMode::Link,
+        0o160000 => git2::FileMode::Commit,
+        _ => git2::FileMode::Blob,
+    }
+}
+
+/// Removes a path from the index, with everything under it when it was a folder.
+fn unstage(index: &mut git2::Index, path: &str) {
+    let p = Path::new(path);
+    // Either may find nothing to remove: the path was never recorded.
+    let _ = index.remove_path(p);
+    let _ = index.remove_dir(p, 0);
+}
+
 /// Applies changes (from [`Git::revert_changes`]) through a store.
 pub fn apply(store: &dyn Store, changes: &[(MemPath, Option<Vec<u8>>)]) -> Result<(), StoreError> {
     for (path, content) in changes {
@@ -585,4 +797,83 @@ pub fn apply(store: &dyn Store, changes: &[(MemPath, Option<Vec<u8>>)]) -> Resul
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn files_of(git: &Git, oid: Oid) -> Vec<String> {
+        let commit = git.repo.find_commit(oid).unwrap();
+        let mut out = Vec::new();
+        commit
+            .tree()
+            .unwrap()
+            .walk(git2::TreeWalkMode::PreOrder, |dir, e| {
+                if e.kind() == Some(git2::ObjectType::Blob) {
+                    out.push(format!("{dir}{}", e.name().unwrap_or_default()));
+                }
+                git2::TreeWalkResult::Ok
+            })
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn commit_paths_stages_only_what_it_is_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let now = Timestamp::from_second(1_796_032_800).unwrap();
+        std::fs::write(root.join("core.md"), "").unwrap();
+        let git = Git::init(root, now).unwrap();
+        let me = Actor::default();
+        std::fs::create_dir_all(root.join("notes/sub")).unwrap();
+        std::fs::write(root.join("notes/a.md"), "a\n").unwrap();
+        std::fs::write(root.join("notes/sub/b.md"), "b\n").unwrap();
+        std::fs::write(root.join("hand.md"), "by hand\n").unwrap();
+        // A folder path stages the files under it; a file that is not named stays out.
+        let one = git
+            .commit_paths(&me, "write notes\n", now, &["notes".into()])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            files_of(&git, one),
+            ["core.md", "notes/a.md", "notes/sub/b.md"]
+        );
+        // A path that is gone is removed with everything under it; an ignored new file stays out.
+        std::fs::remove_dir_all(root.join("notes/sub")).unwrap();
+        std::fs::write(root.join(".x.tmp"), "temp\n").unwrap();
+        let two = git
+            .commit_paths(&me, "rm\n", now, &["notes/sub".into(), ".x.tmp".into()])
+            .unwrap()
+            .unwrap();
+        assert_eq!(files_of(&git, two), ["core.md", "notes/a.md"]);
+        // Nothing changed at the paths: no commit.
+        assert_eq!(
+            git.commit_paths(&me, "noop\n", now, &["notes/a.md".into()])
+                .unwrap(),
+            None
+        );
+        // The file left out is what the whole-tree walk finds as a hand edit.
+        let hand = git.commit_hand_edits(now).unwrap().unwrap();
+        assert_eq!(files_of(&git, hand), ["core.md", "hand.md", "notes/a.md"]);
+    }
+
+    #[test]
+    fn a_symlinked_folder_on_the_way_falls_back_to_the_whole_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let now = Timestamp::from_second(1_796_032_800).unwrap();
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::os::unix::fs::symlink("real", root.join("link")).unwrap();
+        let git = Git::init(root, now).unwrap();
+        std::fs::write(root.join("real/x.md"), "x\n").unwrap();
+        let oid = git
+            .commit_paths(&Actor::default(), "write\n", now, &["link/x.md".into()])
+            .unwrap()
+            .unwrap();
+        // The walk records the real file, and the link as a link.
+        assert_eq!(files_of(&git, oid), ["link", "real/x.md"]);
+    }
 }

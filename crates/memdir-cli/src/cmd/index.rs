@@ -5,28 +5,28 @@ use crate::ui::{CliError, CliResult, out, out_json};
 use memdir::Memory;
 use std::io::IsTerminal as _;
 
-/// Regenerate the index, MEMORY.md, from every note's frontmatter. Writes through memdir keep it
-/// current; run this after editing notes by hand.
+/// Regenerate the note index, MEMORY.md, from every note's frontmatter. Writes through memdir
+/// keep it current; run this after editing notes by hand. (The search indexes in .memdir/ are
+/// rebuilt by `memdir reindex`.)
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memdir index\n  memdir index --json | jq .unlisted\n  memdir index rebuild"
+    after_help = "Examples:\n  memdir index\n  memdir index --json | jq .unlisted\n  memdir reindex    # the search indexes, not MEMORY.md"
 )]
 pub struct Args {
     /// Print JSON: listed, unlisted, size, cap, changed.
     #[arg(long)]
     pub json: bool,
 
-    /// `rebuild`: rebuild the search indexes in .memdir/ (keyword, and vectors when an
-    /// embedder is configured) from the files, swapping the new vector index in atomically.
+    /// The old spelling of `memdir reindex`, kept working.
     #[command(subcommand)]
     pub action: Option<Action>,
 }
 
-/// What `memdir index` does besides regenerating MEMORY.md.
+/// The old form `memdir index rebuild`, now `memdir reindex`.
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
-    /// Rebuild the keyword and vector search indexes from the files (after changing the
-    /// embedding model or chunking, or to repair them).
+    /// The old spelling of `memdir reindex`: rebuild the search indexes, not MEMORY.md
+    #[command(hide = true)]
     Rebuild,
 }
 
@@ -65,7 +65,9 @@ pub fn rebuild_vectors(mem: &Memory) -> Result<memdir::search::VectorStats, CliE
     Ok(mem.rebuild_vector_index(&progress_bar())?)
 }
 
-fn rebuild(a: &Args, env: &Env) -> CliResult {
+/// Rebuilds the keyword index and, when an embedder is configured, the vector index, from the
+/// files: what `memdir reindex` (and the old `memdir index rebuild`) does.
+pub fn rebuild_search_indexes(json: bool, env: &Env) -> CliResult {
     let mem = env.open()?;
     let files = mem.rebuild_search_index()?;
     let vectors = if mem.has_embedder() {
@@ -74,7 +76,7 @@ fn rebuild(a: &Args, env: &Env) -> CliResult {
     } else {
         None
     };
-    if a.json {
+    if json {
         return out_json(&serde_json::json!({ "keyword_files": files, "vectors": vectors }));
     }
     let mut text = format!("rebuilt the keyword index: {files} files\n");
@@ -93,9 +95,12 @@ fn rebuild(a: &Args, env: &Env) -> CliResult {
 /// Runs `index`.
 pub fn run(a: Args, env: &Env) -> CliResult {
     if let Some(Action::Rebuild) = a.action {
-        return rebuild(&a, env);
+        eprintln!(
+            "memdir: note: `memdir index rebuild` is now `memdir reindex` (`memdir index` regenerates MEMORY.md)"
+        );
+        return rebuild_search_indexes(a.json, env);
     }
-    let report = env.open()?.reindex()?;
+    let report = env.open()?.regenerate_index()?;
     if a.json {
         return out_json(&report);
     }

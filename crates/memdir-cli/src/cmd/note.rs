@@ -1,7 +1,7 @@
 //! `memdir note`
 
 use crate::app::Env;
-use crate::ui::{CliResult, body_arg, out};
+use crate::ui::{CliError, CliResult, body_arg, out};
 use memdir::notes::NoteRequest;
 
 /// Work with notes: Markdown files with a frontmatter, listed in the index (MEMORY.md).
@@ -17,7 +17,7 @@ pub struct Args {
 pub enum NoteCommand {
     /// Write notes/<NAME>.md with a frontmatter, then refresh the index
     #[command(
-        after_help = "Examples:\n  memdir note new payment-retry-policy --type project \\\n    --description \"retry queue must never re-attempt a captured payment\" \\\n    \"The retry worker treats 'captured' as terminal. Related: [[refund-flow]]\"\n  memdir note new people/priya --type user --description \"leads payments\" - < priya.md"
+        after_help = "Examples:\n  memdir note new payment-retry-policy --type project \\\n    --description \"retry queue must never re-attempt a captured payment\" \\\n    \"The retry worker treats 'captured' as terminal. Related: [[refund-flow]]\"\n  memdir note new q4-freeze -d \"no deploys until the audit ends\" --tags ops,release --expires 2w\n  memdir note new people/priya --type user --description \"leads payments\" - < priya.md"
     )]
     New(NewArgs),
 }
@@ -34,6 +34,13 @@ pub struct NewArgs {
     /// The kind of note: user, feedback, project, reference, or another word.
     #[arg(long = "type", short = 't', value_name = "TYPE")]
     pub kind: Option<String>,
+    /// Tags, one word each, separated by commas (`--tags ops,release`) or given again.
+    #[arg(long, value_name = "TAG,...", value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// When `sweep` moves the note to archive/: YYYY-MM-DD, tomorrow, or days or weeks from
+    /// today (30d, 2w). The note stays in the index until then.
+    #[arg(long, value_name = "DATE")]
+    pub expires: Option<String>,
     /// Replace the note if it exists.
     #[arg(long)]
     pub force: bool,
@@ -48,10 +55,20 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         NoteCommand::New(n) => {
             let body = body_arg(n.body.as_deref())?;
             let name = note_name(&n.name);
+            let expires = n
+                .expires
+                .as_deref()
+                .map(|e| {
+                    memdir_core::day::parse_future_day(e, env.clock.now().date())
+                        .map_err(|m| CliError::invalid(format!("--expires: {m}")))
+                })
+                .transpose()?;
             let path = env.open()?.note_new(&NoteRequest {
                 name: &name,
                 description: &n.description,
                 kind: n.kind.as_deref(),
+                tags: &n.tags,
+                expires,
                 body: &body,
                 force: n.force,
             })?;

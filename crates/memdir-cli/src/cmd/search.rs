@@ -24,7 +24,7 @@ Grep output is path:line:text (context lines path-line-text, groups split by --)
 order, so daily logs come in date order. Ranked output is best first, with the score and date.
 Semantic (meaning, by embedding) and hybrid (words and meaning) need an embedder: [embed] in
 .memdir/config.toml or MEMDIR_MODEL_DIR; their vector index lives in .memdir/vectors.sqlite and
-is brought up to date before each search (`memdir index rebuild` after changing the model).
+is brought up to date before each search (`memdir reindex` after changing the model).
 In ranked mode (and the keyword half of hybrid) \"a quoted phrase\" must appear in that order,
 -word leaves out lines with the word, and type:VALUE, tag:VALUE and name:VALUE keep only notes
 whose frontmatter says so (a filter alone lists those notes). --files shows each file once, by

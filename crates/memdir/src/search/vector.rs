@@ -7,7 +7,7 @@
 //!
 //! The index records the embedder's model id, the vector length and the chunking rules. When
 //! the configured embedder or the chunking no longer matches, vector search pauses with an
-//! error that says to run `memdir index rebuild`, rather than mixing vectors of two models;
+//! error that says to run `memdir reindex`, rather than mixing vectors of two models;
 //! keyword search is untouched. A rebuild writes a new file beside the old one and renames it
 //! over, so searches running meanwhile see either the whole old index or the whole new one.
 //!
@@ -62,7 +62,7 @@ CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 
 fn db_err(e: rusqlite::Error) -> Error {
     Error::Store(StoreError::Backend(format!(
-        "vector index: {e}; run `memdir index rebuild` or delete .memdir/{VECTOR_FILE}"
+        "vector index: {e}; run `memdir reindex` or delete .memdir/{VECTOR_FILE}"
     )))
 }
 
@@ -300,7 +300,7 @@ impl VectorIndex {
             return Ok(());
         }
         Err(Error::Store(StoreError::Conflict(format!(
-            "vector search is paused: the vector index was built with {}; run `memdir index rebuild` to re-embed (keyword search still works: --mode ranked)",
+            "vector search is paused: the vector index was built with {}; run `memdir reindex` to re-embed (keyword search still works: --mode ranked)",
             differs.join(" and ")
         ))))
     }
@@ -507,7 +507,7 @@ impl VectorIndex {
             && dims != query.len()
         {
             return Err(Error::Store(StoreError::Conflict(format!(
-                "vector search is paused: the vector index holds vectors of length {dims} but the embedder gives {}; run `memdir index rebuild`",
+                "vector search is paused: the vector index holds vectors of length {dims} but the embedder gives {}; run `memdir reindex`",
                 query.len()
             ))));
         }
