@@ -139,11 +139,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         clock(),
         true,
     )?;
+    // The keyword and vector indexes of stores that are not folders live in a cache folder,
+    // as the CLI, `memdir mcp` and `memdir serve` give them.
+    let search_cache = tempfile::tempdir()?;
+    let s3_mem = s3_mem.with_search_cache(search_cache.path().join("s3"));
     let mut table = vec![("folder", operations(&folder, a.runs)?)];
     if let Some(url) = &a.pg {
         let pg = memdir_store_pg::PgStore::create(&format!("{url}?tenant={tenant}"))?;
         memdir::copy(folder.store().as_ref(), &pg)?;
-        let pg_mem = Memory::init_backend(Backend::store_only(Arc::new(pg)), clock(), true)?;
+        let pg_mem = Memory::init_backend(pg.backend(), clock(), true)?
+            .with_search_cache(search_cache.path().join("pg"));
         table.push(("postgresql", operations(&pg_mem, a.runs)?));
     }
     table.push(("s3 (moto)", operations(&s3_mem, a.runs)?));

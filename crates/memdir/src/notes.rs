@@ -85,6 +85,9 @@ pub(crate) fn note_paths(store: &dyn Store, layout: &FolderLayout) -> Result<Vec
 /// Reads every note of a folder in `layout`, plus core and `state.md` when they exist (they
 /// can hold links).
 pub fn scan(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<NoteFile>, Error> {
+    if store.local_root().is_none() {
+        return scan_remote(store, layout);
+    }
     let mut out = Vec::new();
     for special in [layout.core, layout.state] {
         if let Some(text) = read_text(store, &mp(special))? {
@@ -97,6 +100,41 @@ pub fn scan(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<NoteFile>, E
             out.push(NoteFile::new(path, text, true));
         }
     }
+    Ok(out)
+}
+
+/// [`scan`] on a store without a local folder: one `read_all` (a listing and only what changed
+/// since the store's last call, on PostgreSQL), not a query per note.
+fn scan_remote(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<NoteFile>, Error> {
+    let (core, state) = (layout.core, layout.state);
+    let mut keep = |p: &MemPath| {
+        let s = p.as_str();
+        if s == core || s == state {
+            return true;
+        }
+        let top_dir = s.split_once('/').map(|(d, _)| d);
+        top_dir.is_none_or(|d| !NOT_NOTE_DIRS.contains(&d)) && layout.is_note_path(s)
+    };
+    let files = store.read_all(&mut keep)?;
+    let text = |b: Vec<u8>| {
+        String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    };
+    let mut specials = Vec::new();
+    let mut notes = Vec::new();
+    for (path, bytes) in files {
+        if path.as_str() == core || path.as_str() == state {
+            specials.push((path, bytes));
+        } else {
+            notes.push(NoteFile::new(path, text(bytes), true));
+        }
+    }
+    // Core first, then state, as the folder's scan gives them.
+    specials.sort_by_key(|(p, _)| p.as_str() != core);
+    let mut out: Vec<NoteFile> = specials
+        .into_iter()
+        .map(|(p, b)| NoteFile::new(p, text(b), false))
+        .collect();
+    out.extend(notes);
     Ok(out)
 }
 
