@@ -1015,6 +1015,17 @@ pub fn read_range(path: &str, text: &str, start: Option<u64>, end: Option<u64>) 
 mod tests {
     use super::*;
 
+    /// A service's admission knows every listed tool (and only those), or a new tool would be
+    /// "unknown" in a service only.
+    #[test]
+    fn admission_knows_every_listed_tool() {
+        let mut listed: Vec<&str> = specs().iter().map(|s| s.name).collect();
+        let mut known = TOOL_NAMES.to_vec();
+        listed.sort_unstable();
+        known.sort_unstable();
+        assert_eq!(listed, known);
+    }
+
     #[test]
     fn read_range_pages_with_hints() {
         let text = "a\nb\nc\n";
