@@ -16,7 +16,7 @@
 //! target/release/memdir-bench crash --trials 1000
 //! ```
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -187,19 +187,7 @@ fn whole(text: &str) -> bool {
 
 /// Runs the trials and prints the tally; fails when any check failed.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let memdir = match a.memdir.clone() {
-        Some(p) => p,
-        None => std::env::current_exe()?
-            .parent()
-            .context("no folder for the memdir binary")?
-            .join("memdir"),
-    };
-    if !memdir.exists() {
-        bail!(
-            "{} is missing: build it with cargo build --release -p memdir-cli, or pass --memdir",
-            memdir.display()
-        );
-    }
+    let memdir = crate::memdir_bin(a.memdir.clone())?;
     let temp = tempfile::tempdir()?;
     let base = a.dir.clone().unwrap_or_else(|| temp.path().to_path_buf());
     std::fs::create_dir_all(&base)?;

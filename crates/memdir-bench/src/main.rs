@@ -42,6 +42,24 @@ enum Command {
     Git(git::Args),
 }
 
+/// The memdir binary a bench runs: `given`, else the one beside this program.
+pub(crate) fn memdir_bin(given: Option<std::path::PathBuf>) -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context as _;
+    let memdir = match given {
+        Some(p) => p,
+        None => std::env::current_exe()?
+            .parent()
+            .context("no folder for this program")?
+            .join("memdir"),
+    };
+    anyhow::ensure!(
+        memdir.exists(),
+        "{} is missing: build it with cargo build --release -p memdir-cli, or pass --memdir",
+        memdir.display()
+    );
+    Ok(memdir)
+}
+
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Locomo(a) => locomo::run(a),

@@ -76,19 +76,7 @@ fn pct(v: &mut [Duration], p: f64) -> f64 {
 
 /// Runs the load and prints the table; fails on a lost append or a server error.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let memdir = match a.memdir.clone() {
-        Some(p) => p,
-        None => std::env::current_exe()?
-            .parent()
-            .context("no folder for the memdir binary")?
-            .join("memdir"),
-    };
-    if !memdir.exists() {
-        bail!(
-            "{} is missing: build memdir-cli or pass --memdir",
-            memdir.display()
-        );
-    }
+    let memdir = crate::memdir_bin(a.memdir.clone())?;
     let db = format!("memdir_bench_service_{}", std::process::id());
     let store = format!("{}/{db}", a.pg.trim_end_matches('/'));
     let result = load(&a, &memdir, &store);

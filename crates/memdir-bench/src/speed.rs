@@ -192,18 +192,7 @@ fn ms(d: Duration) -> f64 {
 
 /// Runs the benchmark.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let memdir = match a.memdir.clone() {
-        Some(p) => p,
-        None => std::env::current_exe()?
-            .parent()
-            .context("no folder for this program")?
-            .join("memdir"),
-    };
-    anyhow::ensure!(
-        memdir.exists(),
-        "{} is missing: build it with cargo build --release -p memdir-cli, or pass --memdir",
-        memdir.display()
-    );
+    let memdir = crate::memdir_bin(a.memdir.clone())?;
     let tmp = tempfile::tempdir()?;
     let base = a.keep.clone().unwrap_or_else(|| tmp.path().to_path_buf());
     let year = base.join("year");

@@ -205,22 +205,39 @@ pub fn serve(
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
     check(&config)?;
+    let listen = config.listen;
     let limits = config.limits;
+    serve_with(
+        listen,
+        limits,
+        move |addr| router(tools, &config, addr),
+        on_ready,
+    )
+}
+
+/// Binds `listen`, builds the routes for the bound address and serves them with the accept
+/// loop until interrupted, as [`serve`] says; the multi-tenant service uses it too.
+pub(crate) fn serve_with(
+    listen: SocketAddr,
+    limits: Limits,
+    routes: impl FnOnce(SocketAddr) -> Served + Send + 'static,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<(), String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let out = rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(config.listen)
+        let listener = tokio::net::TcpListener::bind(listen)
             .await
-            .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+            .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
-        let router = router(tools, &config, addr);
+        let served = routes(addr);
         on_ready(addr);
-        Ok(run(listener, router, limits, shutdown()).await)
+        Ok(run(listener, served, limits, shutdown()).await)
     });
     // Blocking tool calls (file writes) still running get what is left of the bound; the
     // process then exits whatever is left.
@@ -232,19 +249,29 @@ pub fn serve(
 }
 
 /// The MCP service with its guards, layered as the module docs say.
+/// rmcp's settings for a server bound to `addr`: the Origin check enforced for `origins`, the
+/// Host check kept to loopback names unless it listens elsewhere, and streams ended by `stop`.
+pub(crate) fn rmcp_config(
+    addr: SocketAddr,
+    origins: Vec<String>,
+    stop: &CancellationToken,
+) -> StreamableHttpServerConfig {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_cancellation_token(stop.clone());
+    if addr.ip().is_loopback() {
+        config
+    } else if addr.ip().is_unspecified() {
+        config.disable_allowed_hosts()
+    } else {
+        config.with_allowed_hosts([addr.ip().to_string()])
+    }
+}
+
 fn router(tools: Tools, config: &HttpConfig, addr: SocketAddr) -> Served {
     let stop_streams = CancellationToken::new();
-    let mut rmcp_config = StreamableHttpServerConfig::default()
-        .with_allowed_origins(config.allowed_origins.clone())
-        .enforce_origin_validation()
-        .with_cancellation_token(stop_streams.clone());
-    if !addr.ip().is_loopback() {
-        rmcp_config = if addr.ip().is_unspecified() {
-            rmcp_config.disable_allowed_hosts()
-        } else {
-            rmcp_config.with_allowed_hosts([addr.ip().to_string()])
-        };
-    }
+    let rmcp_config = rmcp_config(addr, config.allowed_origins.clone(), &stop_streams);
     let server = MemdirServer::new(tools);
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
@@ -381,7 +408,7 @@ const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 
 
 /// The accept loop: serves connections until `stop` resolves, then shuts down as [`serve`]
 /// says.
-pub(crate) async fn run(
+async fn run(
     listener: tokio::net::TcpListener,
     served: Served,
     limits: Limits,
@@ -593,7 +620,7 @@ impl SessionManager for Sessions {
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-pub(crate) async fn shutdown() {
+async fn shutdown() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

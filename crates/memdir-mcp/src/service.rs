@@ -44,7 +44,7 @@ use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -209,7 +209,6 @@ struct Shared {
     open: Mutex<HashMap<(String, i64), Arc<Open>>>,
     tick: AtomicU64,
     metrics: Metrics,
-    stop_streams: CancellationToken,
     rmcp: StreamableHttpServerConfig,
 }
 
@@ -531,16 +530,7 @@ fn router(
     addr: SocketAddr,
 ) -> crate::http::Served {
     let stop_streams = CancellationToken::new();
-    let mut rmcp = StreamableHttpServerConfig::default()
-        .enforce_origin_validation()
-        .with_cancellation_token(stop_streams.clone());
-    if !addr.ip().is_loopback() {
-        rmcp = if addr.ip().is_unspecified() {
-            rmcp.disable_allowed_hosts()
-        } else {
-            rmcp.with_allowed_hosts([addr.ip().to_string()])
-        };
-    }
+    let rmcp = crate::http::rmcp_config(addr, Vec::new(), &stop_streams);
     let l = config.service;
     let admission = Arc::new(Admission::new(
         l.max_calls,
@@ -557,7 +547,6 @@ fn router(
         open: Mutex::new(HashMap::new()),
         tick: AtomicU64::new(0),
         metrics: Metrics::new(),
-        stop_streams: stop_streams.clone(),
         rmcp,
     });
     let tenant_routes = axum::Router::new()
@@ -583,7 +572,6 @@ fn router(
             shared.clone(),
             observe,
         ));
-    let _ = &shared.stop_streams;
     crate::http::Served {
         router,
         stop_streams,
@@ -621,26 +609,11 @@ pub fn serve(
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
     check(&config)?;
-    let limits = config.limits;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let out = rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| format!("cannot read the bound address: {e}"))?;
-        let served = router(tenants, opener, &config, addr);
-        on_ready(addr);
-        Ok(crate::http::run(listener, served, limits, crate::http::shutdown()).await)
-    });
-    let left = out.as_ref().map_or(Duration::ZERO, |deadline| {
-        deadline.saturating_duration_since(tokio::time::Instant::now())
-    });
-    rt.shutdown_timeout(left.max(Duration::from_millis(100)));
-    out.map(drop)
+    let (listen, limits) = (config.listen, config.limits);
+    crate::http::serve_with(
+        listen,
+        limits,
+        move |addr| router(tenants, opener, &config, addr),
+        on_ready,
+    )
 }
