@@ -423,6 +423,9 @@ fn tenant_commands_say_what_is_wrong() {
     let (code, _, err) = run(mem.to_str().unwrap(), home.path(), &["tenant", "add", "x"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a service root"), "{err}");
+    let (code, _, err) = run(mem.to_str().unwrap(), home.path(), &["tenant", "list"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a service root"), "{err}");
     // A service needs no MEMDIR_TOKEN, and refuses one.
     let o = memdir(store, home.path())
         .env("MEMDIR_TOKEN", "abc")

@@ -211,6 +211,17 @@ impl FolderTenants {
         root.join(REGISTRY_FILE).is_file()
     }
 
+    /// Refuses a memory folder: its notes would be mixed with tenants.
+    fn not_a_memory(&self) -> Result<(), StoreError> {
+        if self.root.join(crate::folder::META_DIR).exists() {
+            return Err(StoreError::InvalidPath(format!(
+                "{} is a memory folder, not a service root: give tenants a folder of their own",
+                self.root.display()
+            )));
+        }
+        Ok(())
+    }
+
     fn registry_path(&self) -> PathBuf {
         self.root.join(REGISTRY_FILE)
     }
@@ -242,13 +253,7 @@ impl FolderTenants {
         f: impl FnOnce(&mut Registry) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         std::fs::create_dir_all(&self.root).map_err(|e| io_err("create", &self.root, e))?;
-        // A memory folder is not a service root: its notes would be mixed with tenants.
-        if self.root.join(crate::folder::META_DIR).exists() {
-            return Err(StoreError::InvalidPath(format!(
-                "{} is a memory folder, not a service root: give tenants a folder of their own",
-                self.root.display()
-            )));
-        }
+        self.not_a_memory()?;
         let lock_path = self.root.join("tenants.lock");
         let lock = std::fs::OpenOptions::new()
             .create(true)
@@ -309,6 +314,7 @@ impl Tenants for FolderTenants {
     }
 
     fn list(&self) -> Result<Vec<Tenant>, StoreError> {
+        self.not_a_memory()?;
         Ok(self.read()?.tenants.into_iter().map(|r| r.tenant).collect())
     }
 
