@@ -143,6 +143,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 Backend {
                     store: store.clone(),
                     history: Some(h.clone()),
+                    vectors: None,
                 },
                 clock(),
             )?;

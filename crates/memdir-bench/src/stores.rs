@@ -135,6 +135,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Backend {
             store: s3.clone(),
             history: Some(Arc::new(s3.history())),
+            vectors: None,
         },
         clock(),
         true,

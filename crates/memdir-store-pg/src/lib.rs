@@ -28,9 +28,11 @@ mod schema;
 mod tenants;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod vectors;
 
 pub use history::PgHistory;
 pub use tenants::PgTenants;
+pub use vectors::PgVectors;
 
 use bridge::Bridge;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -341,12 +343,14 @@ impl PgStore {
         }
     }
 
-    /// The store and its history as the engine's [`Backend`](memdir::Backend).
+    /// The store, its history and its vector index as the engine's [`Backend`](memdir::Backend).
     pub fn backend(self) -> memdir::Backend {
         let history = self.history();
+        let vectors = PgVectors::new(self.db.clone(), self.bridge.clone());
         memdir::Backend {
             store: Arc::new(self),
             history: Some(Arc::new(history)),
+            vectors: Some(Arc::new(vectors)),
         }
     }
 

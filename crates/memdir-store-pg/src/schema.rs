@@ -97,6 +97,47 @@ CREATE TABLE memdir.credentials (
     token_set_ms bigint NOT NULL
 );
 "#,
+    // 3: the vector index (semantic search) of memories whose vectors live in the database.
+    r#"
+CREATE SEQUENCE memdir.vector_builds;
+-- The build searches read, and a counter every change to its chunks bumps.
+CREATE TABLE memdir.vector_live (
+    tenant text PRIMARY KEY,
+    build  bigint NOT NULL,
+    gen    bigint NOT NULL
+);
+-- The model, chunking and vector length a build was made with.
+CREATE TABLE memdir.vector_meta (
+    tenant text NOT NULL,
+    build  bigint NOT NULL,
+    key    text NOT NULL,
+    value  text NOT NULL,
+    PRIMARY KEY (tenant, build, key)
+);
+-- A file as it was embedded; `gen` is the live counter of its last write.
+CREATE TABLE memdir.vector_files (
+    tenant   text NOT NULL,
+    build    bigint NOT NULL,
+    path     text COLLATE "C" NOT NULL,
+    size     bigint NOT NULL,
+    mtime_ns bigint NOT NULL,
+    hash     text NOT NULL,
+    date     text,
+    gen      bigint NOT NULL,
+    PRIMARY KEY (tenant, build, path)
+);
+-- A chunk: its first line, the text a hit shows, the embedding (little-endian f32).
+CREATE TABLE memdir.vector_chunks (
+    tenant text NOT NULL,
+    build  bigint NOT NULL,
+    path   text COLLATE "C" NOT NULL,
+    line   bigint NOT NULL,
+    shown  bytea NOT NULL,
+    vec    bytea NOT NULL,
+    FOREIGN KEY (tenant, build, path) REFERENCES memdir.vector_files ON DELETE CASCADE
+);
+CREATE INDEX vector_chunks_by_file ON memdir.vector_chunks (tenant, build, path);
+"#,
 ];
 
 /// The schema version this build writes.

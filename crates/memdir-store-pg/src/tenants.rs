@@ -178,6 +178,9 @@ impl Tenants for PgTenants {
                     "memdir.pending",
                     "memdir.changes",
                     "memdir.blobs",
+                    "memdir.vector_files",
+                    "memdir.vector_meta",
+                    "memdir.vector_live",
                 ] {
                     tx.execute(&format!("DELETE FROM {table} WHERE tenant = $1"), &[&n])
                         .await

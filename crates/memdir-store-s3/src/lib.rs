@@ -1276,6 +1276,7 @@ impl S3Store {
         Backend {
             store: Arc::new(self),
             history: Some(Arc::new(history)),
+            vectors: None,
         }
     }
 

@@ -26,6 +26,7 @@ fn same_story(h: &impl Harness, scenario: fn(Backend, &dyn Fn() -> Backend) -> S
     let want = scenario(reference.backend(), &|| Backend {
         store: std::sync::Arc::new(reference.clone()),
         history: None,
+        vectors: None,
     });
     assert_eq!(
         story, want,
@@ -222,4 +223,107 @@ pub fn engine_search(h: &impl Harness) {
         story.lines().nth(3).unwrap().starts_with("notes/db.md:2:"),
         "{story}"
     );
+}
+
+fn vectors_story(b: Backend, again: &dyn Fn() -> Backend) -> String {
+    let model = memdir_test_model::TinyStaticModel::new();
+    // Where a backend without a vector index of its own keeps one (ignored by the others).
+    let cache = tempfile::tempdir().unwrap();
+    let open = |mem: Memory| {
+        mem.with_embed_config(memdir::embed::EmbedConfig::Local {
+            model_dir: model.path().to_path_buf(),
+        })
+        .with_search_cache(cache.path())
+    };
+    let mem = open(init(b));
+    mem.log("decided to use PostgreSQL for the storage")
+        .unwrap();
+    mem.log("walked the dog in the park").unwrap();
+    mem.write(
+        "notes/db.md",
+        "# Databases\nPostgreSQL has advisory locks.\n\n# Embedded\nSQLite is embedded.\n",
+    )
+    .unwrap();
+    mem.write("notes/pets.md", "# Pets\nThe dog likes the park.\n")
+        .unwrap();
+    let out = std::cell::RefCell::new(String::new());
+    let search = |mem: &Memory, what: &str| {
+        for mode in [Mode::Semantic, Mode::Hybrid] {
+            let mut req = SearchRequest::new("the dog in the park");
+            req.mode = mode;
+            let mut out = out.borrow_mut();
+            *out += &format!("{what} {mode}\n");
+            for h in mem.search(&req).unwrap().hits {
+                *out += &format!("{} {:.5}\n", h.render(), h.score.unwrap_or_default());
+            }
+        }
+    };
+    search(&mem, "first");
+    // A second instance (another process) shares the index: it sees the same answers, and it
+    // follows the first one's changes.
+    let other = open(Memory::open_backend(again(), clock_at(START)).unwrap());
+    search(&other, "second instance");
+    mem.write("notes/pets.md", "# Pets\nThe cat sleeps all day.\n")
+        .unwrap();
+    mem.rm("notes/db.md").unwrap();
+    search(&mem, "after a change");
+    search(&other, "second instance after the change");
+    let stats = mem.rebuild_vector_index(&|_, _| {}).unwrap();
+    *out.borrow_mut() += &format!(
+        "rebuilt: {} files, {} chunks\n",
+        stats.files_embedded, stats.chunks_total
+    );
+    search(&other, "second instance after the rebuild");
+    out.into_inner()
+}
+
+/// Semantic and hybrid search give identical lines, order and scores on every backend, wherever
+/// its vector index lives (the folder's `.memdir/`, a cache folder, or the backend's own
+/// tables), and a second instance on the same memory follows changes and rebuilds.
+pub fn engine_vectors(h: &impl Harness) {
+    let story = same_story(h, vectors_story);
+    // The hits of one search, by its heading in the story.
+    let block = |name: &str| -> Vec<&str> {
+        let mut lines = story.lines().skip_while(|l| *l != name).skip(1);
+        let mut out = Vec::new();
+        for l in lines.by_ref() {
+            if !l.starts_with(|c: char| c.is_ascii_lowercase()) || l.contains(".md:") {
+                out.push(l);
+            } else {
+                break;
+            }
+        }
+        out
+    };
+    let first = block("first semantic");
+    assert_eq!(first.len(), 5, "{story}");
+    assert_eq!(block("second instance semantic"), first, "{story}");
+    // The changed note was embedded again, the removed one left the index, and the second
+    // instance sees exactly what the first does, before and after a rebuild.
+    let changed = block("after a change semantic");
+    assert!(
+        changed.iter().all(|l| !l.starts_with("notes/db.md")),
+        "{story}"
+    );
+    let pets = |hits: &[&str]| {
+        hits.iter()
+            .find(|l| l.starts_with("notes/pets.md:1:"))
+            .map(|l| l.to_string())
+    };
+    assert!(
+        pets(&changed).is_some() && pets(&changed) != pets(&first),
+        "{story}"
+    );
+    for mode in ["semantic", "hybrid"] {
+        let want = block(&format!("after a change {mode}"));
+        assert_eq!(
+            block(&format!("second instance after the change {mode}")),
+            want
+        );
+        assert_eq!(
+            block(&format!("second instance after the rebuild {mode}")),
+            want
+        );
+    }
+    assert!(story.contains("rebuilt: 3 files, 3 chunks"), "{story}");
 }

@@ -25,6 +25,7 @@ impl Harness for Memories {
         Backend {
             store: Arc::new(store.clone()),
             history: history.clone(),
+            vectors: None,
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::folder::FolderStore;
 use crate::history::{GitHistory, History};
 use crate::store::Store;
+use crate::vectors::VectorStore;
 use std::sync::Arc;
 
 /// A backend's parts. A folder gives a [`FolderStore`] and a [`GitHistory`]; another backend
@@ -14,6 +15,9 @@ pub struct Backend {
     pub store: Arc<dyn Store>,
     /// The change history, when the backend keeps one.
     pub history: Option<Arc<dyn History>>,
+    /// Where the vector index lives when the backend keeps it itself (PostgreSQL's tables);
+    /// `None` keeps it in a SQLite file in the folder's `.memdir/` or the search cache folder.
+    pub vectors: Option<Arc<dyn VectorStore>>,
 }
 
 impl Backend {
@@ -23,6 +27,7 @@ impl Backend {
         Backend {
             store: Arc::new(store),
             history: Some(Arc::new(history)),
+            vectors: None,
         }
     }
 
@@ -31,6 +36,7 @@ impl Backend {
         Backend {
             store,
             history: None,
+            vectors: None,
         }
     }
 }

@@ -39,6 +39,7 @@ pub mod state;
 pub mod store;
 pub mod tenants;
 mod trust;
+pub mod vectors;
 
 pub use backend::{Backend, CopyReport, copy};
 pub use clock::Clock;

@@ -53,6 +53,9 @@ pub struct Memory {
     /// Where the search indexes of a store without a local folder live (see
     /// [`Memory::with_search_cache`]); a folder keeps them in its own `.memdir/`.
     pub(crate) search_cache: Option<Arc<std::path::Path>>,
+    /// The backend's own vector index, when it keeps one (else a SQLite file, see
+    /// [`crate::vectors`]).
+    pub(crate) vectors: Option<Arc<dyn crate::vectors::VectorStore>>,
     actor: Actor,
     reason: Option<String>,
     expect: Precondition,
@@ -197,7 +200,11 @@ impl Memory {
 
     /// Opens a memory in any backend; reads `.memdir/config.toml` through its store.
     pub fn open_backend(backend: Backend, clock: Clock) -> Result<Memory, Error> {
-        let Backend { store, history } = backend;
+        let Backend {
+            store,
+            history,
+            vectors,
+        } = backend;
         // A bad config does not stop reads: they go on with the defaults and a warning, and
         // every change is refused until the file is fixed (see `begin`).
         let (config, config_error) = match store.read_meta("config.toml")? {
@@ -228,6 +235,7 @@ impl Memory {
             force: false,
             agent_surface: false,
             search_cache: None,
+            vectors,
             warnings,
         })
     }

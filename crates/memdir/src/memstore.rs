@@ -65,6 +65,7 @@ impl MemStore {
         Backend {
             store: Arc::new(self.clone()),
             history: Some(Arc::new(MemHistory::new(self))),
+            vectors: None,
         }
     }
 

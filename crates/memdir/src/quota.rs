@@ -277,6 +277,7 @@ impl crate::Backend {
         crate::Backend {
             store: std::sync::Arc::new(QuotaStore::new(self.store, quota)),
             history: self.history,
+            vectors: self.vectors,
         }
     }
 }

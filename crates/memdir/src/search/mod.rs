@@ -407,7 +407,9 @@ impl Memory {
     /// last search) and the store's own cache (a remote store's). What a service counts against
     /// its memory budget.
     pub fn warm_bytes(&self) -> usize {
-        self.warm.as_ref().map_or(0, |w| w.held_bytes()) + self.store().cached_bytes()
+        self.warm.as_ref().map_or(0, |w| w.held_bytes())
+            + self.store().cached_bytes()
+            + self.vectors.as_ref().map_or(0, |v| v.cached_bytes())
     }
 
     /// Where this memory's searches read files.

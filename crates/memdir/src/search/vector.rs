@@ -21,12 +21,15 @@ use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchReques
 use crate::error::Error;
 use crate::memory::Memory;
 use crate::store::StoreError;
+use crate::vectors::{
+    ChunkVector, ChunkVisit, FileVectors, IndexedFile, RebuildFill, VectorStore, to_le_bytes,
+};
 use memdir_core::config::EmbedSettings;
 use memdir_embed::{EmbedConfig, Embedder, EndpointConfig};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// The index file's name inside `.memdir/`.
@@ -182,40 +185,22 @@ impl Memory {
     pub fn sync_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
         let corpus = self.corpus();
         let embedder = self.embedder.get()?;
-        let mut index = VectorIndex::open(&index_path(corpus.vector_root()?))?;
-        index.check(embedder.as_ref())?;
+        let index = self.vector_store(corpus)?;
+        check(index.as_ref(), embedder.as_ref())?;
         let (all, _) = self.corpus_files(corpus, &Scope::everything())?;
-        index.sync(&all, embedder.as_ref(), progress)
+        sync(index.as_ref(), &all, embedder.as_ref(), progress)
     }
 
     /// Builds a new vector index with the configured embedder and swaps it in atomically.
     pub fn rebuild_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
         let corpus = self.corpus();
         let embedder = self.embedder.get()?;
-        let path = index_path(corpus.vector_root()?);
-        let tmp = path.with_file_name(format!("{VECTOR_FILE}.rebuild-{}.tmp", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        let stats = {
-            let mut index = VectorIndex::create(&tmp)?;
-            let (all, _) = self.corpus_files(corpus, &Scope::everything())?;
-            let stats = index.sync(&all, embedder.as_ref(), progress);
-            drop(index);
-            stats
-        };
-        let stats = match stats {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e);
-            }
-        };
-        // A journal left by a crashed writer of the old file must not be replayed on the new one.
-        let _ = std::fs::remove_file(path.with_file_name(format!("{VECTOR_FILE}-journal")));
-        std::fs::rename(&tmp, &path).map_err(|e| {
-            Error::Store(StoreError::Backend(format!(
-                "cannot swap in the new vector index {}: {e}",
-                path.display()
-            )))
+        let index = self.vector_store(corpus)?;
+        let (all, _) = self.corpus_files(corpus, &Scope::everything())?;
+        let mut stats = VectorStats::default();
+        index.rebuild(&mut |fresh| {
+            stats = sync(fresh, &all, embedder.as_ref(), progress)?;
+            Ok(())
         })?;
         Ok(stats)
     }
@@ -228,15 +213,25 @@ impl Memory {
     pub(crate) fn embedder_for_search(&self) -> Result<Arc<dyn Embedder>, Error> {
         self.embedder.get()
     }
+
+    /// Where this memory's vector index lives: the backend's own (its tables), else a SQLite
+    /// file in `.memdir/` of the folder or of the store's cache folder.
+    fn vector_store(&self, corpus: super::Corpus<'_>) -> Result<Arc<dyn VectorStore>, Error> {
+        if let Some(v) = &self.vectors {
+            return Ok(Arc::clone(v));
+        }
+        let path = corpus
+            .vector_root()?
+            .join(crate::folder::META_DIR)
+            .join(VECTOR_FILE);
+        Ok(Arc::new(SqliteVectors::open(&path)?))
+    }
 }
 
-fn index_path(root: &Path) -> PathBuf {
-    root.join(crate::folder::META_DIR).join(VECTOR_FILE)
-}
-
-/// An open vector index.
-pub(crate) struct VectorIndex {
-    conn: Connection,
+/// The vector index in a SQLite file (`.memdir/vectors.sqlite` of a folder or a cache folder).
+pub(crate) struct SqliteVectors {
+    path: PathBuf,
+    conn: Mutex<Connection>,
 }
 
 fn meta(conn: &Connection, key: &str) -> Option<String> {
@@ -246,10 +241,10 @@ fn meta(conn: &Connection, key: &str) -> Option<String> {
         .flatten()
 }
 
-impl VectorIndex {
+impl SqliteVectors {
     /// Opens the index at `path`, starting a new one if it is missing, corrupt or of another
     /// schema.
-    pub(crate) fn open(path: &Path) -> Result<VectorIndex, Error> {
+    pub(crate) fn open(path: &Path) -> Result<SqliteVectors, Error> {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
@@ -258,16 +253,19 @@ impl VectorIndex {
             .filter(|c| c.busy_timeout(Duration::from_secs(30)).is_ok())
             .filter(|c| c.execute_batch(CREATE).is_ok() && meta_schema_ok(c));
         match usable {
-            Some(conn) => Ok(VectorIndex { conn }),
+            Some(conn) => Ok(SqliteVectors {
+                path: path.to_path_buf(),
+                conn: Mutex::new(conn),
+            }),
             None => {
                 let _ = std::fs::remove_file(path);
-                VectorIndex::create(path)
+                SqliteVectors::create(path)
             }
         }
     }
 
     /// Creates an empty index at `path`.
-    fn create(path: &Path) -> Result<VectorIndex, Error> {
+    fn create(path: &Path) -> Result<SqliteVectors, Error> {
         let conn = Connection::open(path).map_err(db_err)?;
         conn.busy_timeout(Duration::from_secs(30)).map_err(db_err)?;
         conn.execute_batch(CREATE).map_err(db_err)?;
@@ -276,268 +274,394 @@ impl VectorIndex {
             [SCHEMA],
         )
         .map_err(db_err)?;
-        Ok(VectorIndex { conn })
+        Ok(SqliteVectors {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+        })
     }
 
-    /// Fails with a clear message when the index was built by another model or chunking.
-    pub(crate) fn check(&self, embedder: &dyn Embedder) -> Result<(), Error> {
-        let (Some(model), Some(chunking)) =
-            (meta(&self.conn, "model"), meta(&self.conn, "chunking"))
-        else {
-            return Ok(()); // Nothing embedded yet: the first sync records the model.
-        };
-        let mut differs = Vec::new();
-        if model != embedder.model_id() {
-            differs.push(format!(
-                "model {model} (configured: {})",
-                embedder.model_id()
-            ));
-        }
-        if chunking != CHUNKING {
-            differs.push(format!("chunking {chunking} (now: {CHUNKING})"));
-        }
-        if differs.is_empty() {
-            return Ok(());
-        }
-        Err(Error::Store(StoreError::Conflict(format!(
-            "vector search is paused: the vector index was built with {}; run `memdir reindex` to re-embed (keyword search still works: --mode ranked)",
-            differs.join(" and ")
-        ))))
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn store_err(e: rusqlite::Error) -> StoreError {
+    match db_err(e) {
+        Error::Store(s) => s,
+        other => StoreError::Backend(other.to_string()),
+    }
+}
+
+impl VectorStore for SqliteVectors {
+    fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(meta(&self.conn(), key))
     }
 
-    /// Brings the index up to date with the files under `root`.
-    pub(crate) fn sync(
-        &mut self,
-        all: &[FileRef],
-        embedder: &dyn Embedder,
-        progress: Progress<'_>,
-    ) -> Result<VectorStats, Error> {
-        let mut stats = VectorStats::default();
-        let mut known: HashMap<String, (i64, i64, String)> = HashMap::new();
-        {
-            let mut st = self
-                .conn
-                .prepare("SELECT path, size, mtime_ns, hash FROM files")
-                .map_err(db_err)?;
-            let rows = st
-                .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))
-                .map_err(db_err)?;
-            for row in rows {
-                let (p, v) = row.map_err(db_err)?;
-                known.insert(p, v);
-            }
-        }
-        // Files to (re)embed, with their chunks.
-        let mut pending: Vec<(&FileRef, i64, i64, String, Vec<super::chunk::Chunk>)> = Vec::new();
-        let mut touched = Vec::new();
-        for f in all {
-            let (size, mtime, bytes) = match (&f.held, f.abs.as_os_str().is_empty()) {
-                // A file read from a store (no path on disk) is held whole: judged by content,
-                // with a time that never counts as unchanged.
-                (Some(held), true) => {
-                    let size = i64::try_from(held.bytes.len()).unwrap_or(i64::MAX);
-                    let old = known.remove(&f.rel);
-                    (
-                        size,
-                        super::stamp::UNTRUSTED,
-                        (old, std::borrow::Cow::Borrowed(&held.bytes[..])),
-                    )
-                }
-                _ => {
-                    // O_NOFOLLOW: a symlink put where the walk saw a file is never read through.
-                    let Ok(mut file) = open_file(&f.abs) else {
-                        continue;
-                    };
-                    let Ok(m) = file.metadata() else {
-                        continue;
-                    };
-                    let (size, mtime) = change_stamp(&m);
-                    let old = known.remove(&f.rel);
-                    if old
-                        .as_ref()
-                        .is_some_and(|(s, t, _)| unchanged((*s, *t), (size, mtime)))
-                    {
-                        continue;
-                    }
-                    let mut bytes = Vec::new();
-                    if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
-                        continue;
-                    }
-                    (size, mtime, (old, std::borrow::Cow::Owned(bytes)))
-                }
-            };
-            let (old, bytes) = bytes;
-            let hash = content_hash(&bytes);
-            if old.as_ref().is_some_and(|(_, _, h)| *h == hash) {
-                touched.push((f.rel.clone(), size, mtime));
-                continue;
-            }
-            let pieces = if bytes.iter().take(8192).any(|b| *b == 0) {
-                Vec::new() // Binary: nothing to embed.
-            } else {
-                let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_EMBEDDED_BYTES)]);
-                chunks(&text, f.date.is_some())
-            };
-            pending.push((f, size, mtime, hash, pieces));
-        }
-        let gone: Vec<String> = known.into_keys().collect();
-
-        let total: u64 = pending.iter().map(|p| p.4.len() as u64).sum();
-        let mut done = 0u64;
-        if total > 0 {
-            progress(0, total);
-        }
-        // Embed in groups of whole files, writing each group in one transaction, so an
-        // interrupted build keeps what it finished.
-        let mut start = 0;
-        while start < pending.len() {
-            let mut end = start;
-            let mut n = 0;
-            while end < pending.len() && (end == start || n + pending[end].4.len() <= EMBED_GROUP) {
-                n += pending[end].4.len();
-                end += 1;
-            }
-            let texts: Vec<&str> = pending[start..end]
-                .iter()
-                .flat_map(|p| p.4.iter().map(|c| c.embed.as_str()))
-                .collect();
-            let vectors = if texts.is_empty() {
-                Vec::new()
-            } else {
-                embedder.embed(&texts).map_err(embed_err)?
-            };
-            if vectors.len() != texts.len() {
-                return Err(Error::Store(StoreError::Backend(
-                    "the embedder returned the wrong number of vectors".to_string(),
-                )));
-            }
-            self.record_model(embedder, vectors.first().map(Vec::len))?;
-            let tx = self.conn.transaction().map_err(db_err)?;
-            let mut vi = vectors.iter();
-            for (f, size, mtime, hash, pieces) in &pending[start..end] {
-                delete_path(&tx, &f.rel)?;
-                tx.execute(
-                    "INSERT INTO files(path, size, mtime_ns, hash, date) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![f.rel, size, mtime, hash, f.date_string()],
-                )
-                .map_err(db_err)?;
-                let id = tx.last_insert_rowid();
-                let mut st = tx
-                    .prepare_cached(
-                        "INSERT INTO chunks(file_id, line, shown, vec) VALUES (?1, ?2, ?3, ?4)",
-                    )
-                    .map_err(db_err)?;
-                for c in pieces {
-                    let Some(v) = vi.next() else { break };
-                    let line = i64::try_from(c.line).unwrap_or(i64::MAX);
-                    st.execute(params![
-                        id,
-                        line,
-                        super::grep::line_text(c.shown.as_bytes()),
-                        to_blob(v)
-                    ])
-                    .map_err(db_err)?;
-                }
-                stats.files_embedded += 1;
-                stats.chunks_embedded += pieces.len();
-            }
-            tx.commit().map_err(db_err)?;
-            done += n as u64;
-            progress(done, total);
-            start = end;
-        }
-        let tx = self.conn.transaction().map_err(db_err)?;
-        for (path, size, mtime) in touched {
-            tx.execute(
-                "UPDATE files SET size = ?1, mtime_ns = ?2 WHERE path = ?3",
-                params![size, mtime, path],
+    fn set_meta(&self, pairs: &[(&str, &str)]) -> Result<(), StoreError> {
+        let conn = self.conn();
+        for (k, v) in pairs {
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+                [k, v],
             )
-            .map_err(db_err)?;
-        }
-        for path in gone {
-            delete_path(&tx, &path)?;
-            stats.files_removed += 1;
-        }
-        tx.commit().map_err(db_err)?;
-        self.record_model(embedder, None)?;
-        stats.chunks_total = self
-            .conn
-            .query_row("SELECT count(*) FROM chunks", [], |r| r.get::<_, i64>(0))
-            .map_err(db_err)?
-            .try_into()
-            .unwrap_or(0);
-        Ok(stats)
-    }
-
-    /// Writes the model id, chunking and (once known) vector length into `meta`.
-    /// How many files the index holds.
-    pub(crate) fn file_count(&self) -> Result<usize, Error> {
-        let n: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
-            .map_err(db_err)?;
-        Ok(usize::try_from(n).unwrap_or(0))
-    }
-
-    fn record_model(&self, embedder: &dyn Embedder, dims: Option<usize>) -> Result<(), Error> {
-        let set = |k: &str, v: &str| {
-            self.conn
-                .execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
-                    [k, v],
-                )
-                .map_err(db_err)
-        };
-        set("model", embedder.model_id())?;
-        set("chunking", CHUNKING)?;
-        if let Some(d) = dims {
-            set("dims", &d.to_string())?;
+            .map_err(store_err)?;
         }
         Ok(())
     }
 
-    /// Scores every chunk of a file in scope against `query` (a unit vector): `(file, line,
-    /// shown text, cosine)`, in no particular order.
-    pub(crate) fn score_all<'f>(
-        &self,
-        query: &[f32],
-        in_scope: &HashMap<&str, &'f FileRef>,
-    ) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
-        if let Some(dims) = meta(&self.conn, "dims").and_then(|d| d.parse::<usize>().ok())
-            && dims != query.len()
-        {
-            return Err(Error::Store(StoreError::Conflict(format!(
-                "vector search is paused: the vector index holds vectors of length {dims} but the embedder gives {}; run `memdir reindex`",
-                query.len()
-            ))));
+    fn files(&self) -> Result<Vec<IndexedFile>, StoreError> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare("SELECT path, size, mtime_ns, hash FROM files")
+            .map_err(store_err)?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(IndexedFile {
+                    path: r.get(0)?,
+                    size: r.get(1)?,
+                    mtime_ns: r.get(2)?,
+                    hash: r.get(3)?,
+                })
+            })
+            .map_err(store_err)?;
+        rows.collect::<Result<_, _>>().map_err(store_err)
+    }
+
+    fn put(&self, files: &[FileVectors<'_>]) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(store_err)?;
+        for f in files {
+            delete_path(&tx, &f.file.path)?;
+            tx.execute(
+                "INSERT INTO files(path, size, mtime_ns, hash, date) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    f.file.path,
+                    f.file.size,
+                    f.file.mtime_ns,
+                    f.file.hash,
+                    f.date
+                ],
+            )
+            .map_err(store_err)?;
+            let id = tx.last_insert_rowid();
+            let mut st = tx
+                .prepare_cached(
+                    "INSERT INTO chunks(file_id, line, shown, vec) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(store_err)?;
+            for c in &f.chunks {
+                let line = i64::try_from(c.line).unwrap_or(i64::MAX);
+                st.execute(params![id, line, c.shown, to_le_bytes(c.vector)])
+                    .map_err(store_err)?;
+            }
         }
-        let mut st = self
-            .conn
+        tx.commit().map_err(store_err)
+    }
+
+    fn retouch(&self, touched: &[IndexedFile], gone: &[String]) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(store_err)?;
+        for f in touched {
+            tx.execute(
+                "UPDATE files SET size = ?1, mtime_ns = ?2 WHERE path = ?3",
+                params![f.size, f.mtime_ns, f.path],
+            )
+            .map_err(store_err)?;
+        }
+        for path in gone {
+            delete_path(&tx, path)?;
+        }
+        tx.commit().map_err(store_err)
+    }
+
+    fn file_count(&self) -> Result<usize, StoreError> {
+        let n: i64 = self
+            .conn()
+            .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
+            .map_err(store_err)?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    fn chunk_count(&self) -> Result<usize, StoreError> {
+        let n: i64 = self
+            .conn()
+            .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))
+            .map_err(store_err)?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    fn scan(&self, visit: &mut ChunkVisit<'_>) -> Result<(), StoreError> {
+        let conn = self.conn();
+        let mut st = conn
             .prepare("SELECT f.path, c.line, c.shown, c.vec FROM chunks c JOIN files f ON f.id = c.file_id")
-            .map_err(db_err)?;
-        let mut rows = st.query([]).map_err(db_err)?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next().map_err(db_err)? {
-            let path: String = r.get(0).map_err(db_err)?;
-            let Some(f) = in_scope.get(path.as_str()) else {
-                continue;
-            };
+            .map_err(store_err)?;
+        let mut rows = st.query([]).map_err(store_err)?;
+        while let Some(r) = rows.next().map_err(store_err)? {
+            let path = r
+                .get_ref(0)
+                .and_then(|v| Ok(v.as_str()?))
+                .map_err(store_err)?;
+            let line: i64 = r.get(1).map_err(store_err)?;
+            let shown = r
+                .get_ref(2)
+                .and_then(|v| Ok(v.as_str()?))
+                .map_err(store_err)?;
             let blob = r
                 .get_ref(3)
-                .map_err(db_err)?
-                .as_blob()
-                .map_err(|e| db_err(e.into()))?;
-            let score = dot_blob(query, blob);
-            let line: i64 = r.get(1).map_err(db_err)?;
-            out.push((
-                *f,
-                u64::try_from(line).unwrap_or(0),
-                r.get(2).map_err(db_err)?,
-                score,
-            ));
+                .and_then(|v| Ok(v.as_blob()?))
+                .map_err(store_err)?;
+            visit(path, u64::try_from(line).unwrap_or(0), shown, blob);
         }
-        Ok(out)
+        Ok(())
     }
+
+    fn rebuild(&self, fill: &mut RebuildFill<'_>) -> Result<(), Error> {
+        let path = &self.path;
+        let tmp = path.with_file_name(format!("{VECTOR_FILE}.rebuild-{}.tmp", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let filled = SqliteVectors::create(&tmp).and_then(|fresh| fill(&fresh));
+        if let Err(e) = filled {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        // A journal left by a crashed writer of the old file must not be replayed on the new one.
+        let _ = std::fs::remove_file(path.with_file_name(format!("{VECTOR_FILE}-journal")));
+        std::fs::rename(&tmp, path).map_err(|e| {
+            Error::Store(StoreError::Backend(format!(
+                "cannot swap in the new vector index {}: {e}",
+                path.display()
+            )))
+        })?;
+        // This handle now names the replaced file: later calls through it go to the new one.
+        if let Ok(conn) = Connection::open(path) {
+            let _ = conn.busy_timeout(Duration::from_secs(30));
+            *self.conn() = conn;
+        }
+        Ok(())
+    }
+}
+
+/// Fails with a clear message when the index was built by another model or chunking.
+pub(crate) fn check(index: &dyn VectorStore, embedder: &dyn Embedder) -> Result<(), Error> {
+    let (Some(model), Some(chunking)) = (index.meta("model")?, index.meta("chunking")?) else {
+        return Ok(()); // Nothing embedded yet: the first sync records the model.
+    };
+    let mut differs = Vec::new();
+    if model != embedder.model_id() {
+        differs.push(format!(
+            "model {model} (configured: {})",
+            embedder.model_id()
+        ));
+    }
+    if chunking != CHUNKING {
+        differs.push(format!("chunking {chunking} (now: {CHUNKING})"));
+    }
+    if differs.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Store(StoreError::Conflict(format!(
+        "vector search is paused: the vector index was built with {}; run `memdir reindex` to re-embed (keyword search still works: --mode ranked)",
+        differs.join(" and ")
+    ))))
+}
+
+/// A file to embed: the file as it will be recorded, its date and its chunks.
+type Pending<'a> = (
+    IndexedFile,
+    Option<String>,
+    Vec<super::chunk::Chunk>,
+    &'a FileRef,
+);
+
+/// Brings the index up to date with `all`.
+pub(crate) fn sync(
+    index: &dyn VectorStore,
+    all: &[FileRef],
+    embedder: &dyn Embedder,
+    progress: Progress<'_>,
+) -> Result<VectorStats, Error> {
+    let mut stats = VectorStats::default();
+    let mut known: HashMap<String, IndexedFile> = index
+        .files()?
+        .into_iter()
+        .map(|f| (f.path.clone(), f))
+        .collect();
+    // Files to (re)embed, with their chunks.
+    let mut pending: Vec<Pending<'_>> = Vec::new();
+    let mut touched = Vec::new();
+    for f in all {
+        let (size, mtime, bytes) = match (&f.held, f.abs.as_os_str().is_empty()) {
+            // A file read from a store (no path on disk) is held whole: judged by content,
+            // with a time that never counts as unchanged.
+            (Some(held), true) => {
+                let size = i64::try_from(held.bytes.len()).unwrap_or(i64::MAX);
+                (
+                    size,
+                    super::stamp::UNTRUSTED,
+                    std::borrow::Cow::Borrowed(&held.bytes[..]),
+                )
+            }
+            _ => {
+                // O_NOFOLLOW: a symlink put where the walk saw a file is never read through.
+                let Ok(mut file) = open_file(&f.abs) else {
+                    continue;
+                };
+                let Ok(m) = file.metadata() else {
+                    continue;
+                };
+                let (size, mtime) = change_stamp(&m);
+                if known
+                    .get(&f.rel)
+                    .is_some_and(|k| unchanged((k.size, k.mtime_ns), (size, mtime)))
+                {
+                    known.remove(&f.rel);
+                    continue;
+                }
+                let mut bytes = Vec::new();
+                if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
+                    continue;
+                }
+                (size, mtime, std::borrow::Cow::Owned(bytes))
+            }
+        };
+        let old = known.remove(&f.rel);
+        let hash = content_hash(&bytes);
+        let file = IndexedFile {
+            path: f.rel.clone(),
+            size,
+            mtime_ns: mtime,
+            hash,
+        };
+        if old.as_ref().is_some_and(|k| k.hash == file.hash) {
+            if old.is_some_and(|k| (k.size, k.mtime_ns) != (size, mtime)) {
+                touched.push(file);
+            }
+            continue;
+        }
+        let pieces = if bytes.iter().take(8192).any(|b| *b == 0) {
+            Vec::new() // Binary: nothing to embed.
+        } else {
+            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_EMBEDDED_BYTES)]);
+            chunks(&text, f.date.is_some())
+        };
+        pending.push((file, f.date_string(), pieces, f));
+    }
+    let gone: Vec<String> = known.into_keys().collect();
+
+    let total: u64 = pending.iter().map(|p| p.2.len() as u64).sum();
+    let mut done = 0u64;
+    if total > 0 {
+        progress(0, total);
+    }
+    // Embed in groups of whole files, writing each group in one transaction, so an
+    // interrupted build keeps what it finished.
+    let mut start = 0;
+    while start < pending.len() {
+        let mut end = start;
+        let mut n = 0;
+        while end < pending.len() && (end == start || n + pending[end].2.len() <= EMBED_GROUP) {
+            n += pending[end].2.len();
+            end += 1;
+        }
+        let texts: Vec<&str> = pending[start..end]
+            .iter()
+            .flat_map(|p| p.2.iter().map(|c| c.embed.as_str()))
+            .collect();
+        let vectors = if texts.is_empty() {
+            Vec::new()
+        } else {
+            embedder.embed(&texts).map_err(embed_err)?
+        };
+        if vectors.len() != texts.len() {
+            return Err(Error::Store(StoreError::Backend(
+                "the embedder returned the wrong number of vectors".to_string(),
+            )));
+        }
+        if start == 0 {
+            record_model(index, embedder, vectors.first().map(Vec::len))?;
+        }
+        let shown: Vec<Vec<String>> = pending[start..end]
+            .iter()
+            .map(|p| {
+                p.2.iter()
+                    .map(|c| super::grep::line_text(c.shown.as_bytes()))
+                    .collect()
+            })
+            .collect();
+        let mut vi = vectors.iter();
+        let group: Vec<FileVectors<'_>> = pending[start..end]
+            .iter()
+            .zip(&shown)
+            .map(|((file, date, pieces, _), shown)| FileVectors {
+                file: file.clone(),
+                date: date.clone(),
+                chunks: pieces
+                    .iter()
+                    .zip(shown)
+                    .zip(vi.by_ref())
+                    .map(|((c, s), v)| ChunkVector {
+                        line: c.line,
+                        shown: s,
+                        vector: v,
+                    })
+                    .collect(),
+            })
+            .collect();
+        index.put(&group)?;
+        stats.files_embedded += group.len();
+        stats.chunks_embedded += n;
+        done += n as u64;
+        progress(done, total);
+        start = end;
+    }
+    if !touched.is_empty() || !gone.is_empty() {
+        index.retouch(&touched, &gone)?;
+    }
+    stats.files_removed = gone.len();
+    // An index with nothing to embed still records its model (once).
+    if pending.is_empty() && index.meta("model")?.as_deref() != Some(embedder.model_id()) {
+        record_model(index, embedder, None)?;
+    }
+    stats.chunks_total = index.chunk_count()?;
+    Ok(stats)
+}
+
+/// Writes the model id, chunking and (once known) vector length into the index's settings.
+fn record_model(
+    index: &dyn VectorStore,
+    embedder: &dyn Embedder,
+    dims: Option<usize>,
+) -> Result<(), Error> {
+    let dims = dims.map(|d| d.to_string());
+    let mut pairs = vec![("model", embedder.model_id()), ("chunking", CHUNKING)];
+    if let Some(d) = &dims {
+        pairs.push(("dims", d));
+    }
+    Ok(index.set_meta(&pairs)?)
+}
+
+/// Scores every chunk of a file in scope against `query` (a unit vector): `(file, line, shown
+/// text, cosine)`, in no particular order.
+pub(crate) fn score_all<'f>(
+    index: &dyn VectorStore,
+    query: &[f32],
+    in_scope: &HashMap<&str, &'f FileRef>,
+) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
+    if let Some(dims) = index.meta("dims")?.and_then(|d| d.parse::<usize>().ok())
+        && dims != query.len()
+    {
+        return Err(Error::Store(StoreError::Conflict(format!(
+            "vector search is paused: the vector index holds vectors of length {dims} but the embedder gives {}; run `memdir reindex`",
+            query.len()
+        ))));
+    }
+    let mut out = Vec::new();
+    index.scan(&mut |path, line, shown, blob| {
+        if let Some(f) = in_scope.get(path) {
+            out.push((*f, line, shown.to_string(), dot_blob(query, blob)));
+        }
+    })?;
+    Ok(out)
 }
 
 fn meta_schema_ok(c: &Connection) -> bool {
@@ -553,21 +677,18 @@ fn meta_schema_ok(c: &Connection) -> bool {
     }
 }
 
-fn delete_path(tx: &Connection, path: &str) -> Result<(), Error> {
+fn delete_path(tx: &Connection, path: &str) -> Result<(), StoreError> {
     tx.execute(
         "DELETE FROM chunks WHERE file_id IN (SELECT id FROM files WHERE path = ?1)",
         [path],
     )
-    .map_err(db_err)?;
+    .map_err(store_err)?;
     tx.execute("DELETE FROM files WHERE path = ?1", [path])
-        .map_err(db_err)?;
+        .map_err(store_err)?;
     Ok(())
 }
 
-fn to_blob(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
+/// The dot product of a query and a stored embedding (little-endian `f32` bytes).
 fn dot_blob(q: &[f32], blob: &[u8]) -> f32 {
     blob.chunks_exact(4)
         .zip(q)
@@ -602,7 +723,7 @@ pub(crate) fn dense_scores<'f>(
         .filter(|f| scope.keeps(&f.rel, f.date))
         .map(|f| (f.rel.as_str(), f))
         .collect();
-    index.score_all(&q, &in_scope)
+    score_all(index.as_ref(), &q, &in_scope)
 }
 
 /// Opens the vector index and brings it up to date with `all`. A warm memory skips the sync
@@ -613,14 +734,14 @@ fn fresh_vector_index(
     corpus: super::Corpus<'_>,
     (all, generation): (&[FileRef], Option<u64>),
     embedder: &dyn Embedder,
-) -> Result<VectorIndex, Error> {
-    let mut index = VectorIndex::open(&index_path(corpus.vector_root()?))?;
-    index.check(embedder)?;
+) -> Result<Arc<dyn VectorStore>, Error> {
+    let index = mem.vector_store(corpus)?;
+    check(index.as_ref(), embedder)?;
     let warm = mem.warm.as_deref().zip(generation);
     let in_step =
         warm.is_some_and(|(w, g)| w.is_stamped(STAMP, g)) && index.file_count()? == all.len();
     if !in_step {
-        index.sync(all, embedder, &|_, _| {})?;
+        sync(index.as_ref(), all, embedder, &|_, _| {})?;
         if let Some((w, g)) = warm {
             w.stamp(STAMP, g);
         }
@@ -735,11 +856,11 @@ mod tests {
             FileRef::new(root, "notes/a.md".to_string()),
             FileRef::new(root, "notes/real.md".to_string()),
         ];
-        let mut index = VectorIndex::open(&root.join("v.sqlite")).unwrap();
-        let stats = index.sync(&files, &Flat, &|_, _| {}).unwrap();
+        let index = SqliteVectors::open(&root.join("v.sqlite")).unwrap();
+        let stats = sync(&index, &files, &Flat, &|_, _| {}).unwrap();
         assert_eq!(stats.files_embedded, 1);
         let shown: Vec<String> = index
-            .conn
+            .conn()
             .prepare("SELECT shown FROM chunks")
             .unwrap()
             .query_map([], |r| r.get(0))
