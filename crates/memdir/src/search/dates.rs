@@ -214,8 +214,11 @@ mod tests {
             "What happened in Sept. 2023?",
             Some((d(2023, 9, 1), d(2023, 9, 30))),
         );
-        // A day that does not exist, a bare year and a bare month name nothing.
-        check("on 31 February, 2023", None);
+        // A day that does not exist still names its month; a bare year or month names nothing.
+        check(
+            "on 31 February, 2023",
+            Some((d(2023, 2, 1), d(2023, 2, 28))),
+        );
         check("What did John do in 2023?", None);
         check("Which outdoor spot did Joanna visit in May?", None);
         check("I may go 12 times in 2023", None);
