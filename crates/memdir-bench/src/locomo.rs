@@ -20,7 +20,9 @@ pub struct Args {
     /// Result lines per question.
     #[arg(long, default_value_t = 10)]
     pub k: usize,
-    /// Only these methods (grep, grep-or, ranked), comma-separated.
+    /// Only these methods (grep, grep-or, ranked, semantic, hybrid, hybrid-rrf), comma-separated.
+    /// `hybrid:KEY=V/KEY=V` is a hybrid variant: `fusion=z|max|rrf`, `dense=W`, `near=W`,
+    /// `day=W`, `date=W` (unset keys keep the shipped defaults).
     #[arg(long, value_delimiter = ',', default_value = "grep,grep-or,ranked")]
     pub methods: Vec<String>,
     /// Keep the generated memory folders here instead of a temp dir.
@@ -30,11 +32,52 @@ pub struct Args {
     /// or a Model2Vec static model, by its config.json).
     #[arg(long, value_name = "DIR", env = "MEMDIR_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
+    /// Write every question's keyword and dense candidate lists (line id and score) to this
+    /// JSON-lines file, for studying fusion offline.
+    #[arg(long, value_name = "PATH")]
+    pub dump: Option<PathBuf>,
 }
 
 /// Methods that need the vector index.
 fn is_vector(method: &str) -> bool {
-    matches!(method, "semantic" | "hybrid" | "hybrid-rrf")
+    matches!(method, "semantic" | "hybrid" | "hybrid-rrf") || method.starts_with("hybrid:")
+}
+
+/// The hybrid options a method names, `None` for a method that is not a hybrid variant.
+fn hybrid_options(method: &str) -> anyhow::Result<Option<memdir::search::HybridOptions>> {
+    use memdir::search::{Fusion, HybridOptions};
+    if method == "hybrid-rrf" {
+        return Ok(Some(HybridOptions::plain(Fusion::Rrf)));
+    }
+    let Some(spec) = method.strip_prefix("hybrid:") else {
+        return Ok(None);
+    };
+    let mut o = HybridOptions::default();
+    for kv in spec.split('/').filter(|s| !s.is_empty()) {
+        let (k, v) = kv
+            .split_once('=')
+            .with_context(|| format!("hybrid variant {kv:?}: use KEY=VALUE"))?;
+        let num = || {
+            v.parse::<f64>()
+                .with_context(|| format!("hybrid variant {kv:?}: not a number"))
+        };
+        match k {
+            "fusion" => {
+                o.fusion = match v {
+                    "z" => Fusion::ZScore,
+                    "max" => Fusion::Max,
+                    "rrf" => Fusion::Rrf,
+                    _ => bail!("hybrid variant {kv:?}: fusion is z, max or rrf"),
+                }
+            }
+            "dense" => o.w_dense = num()?,
+            "near" => o.w_near = num()?,
+            "day" => o.w_day = num()?,
+            "date" => o.w_date = num()?,
+            _ => bail!("hybrid variant {kv:?}: keys are fusion, dense, near, day, date"),
+        }
+    }
+    Ok(Some(o))
 }
 
 fn default_data() -> PathBuf {
@@ -161,7 +204,7 @@ fn request(method: &str, question: &str, k: usize, tok: &Tokenizer) -> SearchReq
     match method {
         "ranked" => req.mode = Mode::Ranked,
         "semantic" => req.mode = Mode::Semantic,
-        "hybrid" | "hybrid-rrf" => req.mode = Mode::Hybrid,
+        m if m.starts_with("hybrid") => req.mode = Mode::Hybrid,
         "grep-or" => {
             // An unranked keyword OR, in file order: what an agent gets from grep -E 'a|b|c'.
             let words: Vec<String> = question
@@ -219,14 +262,24 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let config = memdir::embed::EmbedConfig::Local {
             model_dir: dir.to_path_buf(),
         };
-        Some(std::sync::Arc::from(
-            memdir::embed::open(&config)?.context("no embedder for the model directory")?,
-        ))
+        let t0 = Instant::now();
+        let e = memdir::embed::open(&config)?.context("no embedder for the model directory")?;
+        println!("model load: {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+        Some(std::sync::Arc::from(e))
     } else {
         None
     };
+    let variants = a
+        .methods
+        .iter()
+        .map(|m| Ok((m.clone(), hybrid_options(m)?)))
+        .collect::<anyhow::Result<std::collections::HashMap<_, _>>>()?;
     let (mut vector_build, mut chunks) = (Duration::ZERO, 0usize);
     let mut n_lines = 0usize;
+    let mut dump = match &a.dump {
+        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p)?)),
+        None => None,
+    };
     for (ci, conv) in convs.iter().enumerate() {
         let root = base.join(format!("conv-{ci}"));
         let _ = std::fs::remove_dir_all(&root);
@@ -248,14 +301,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         for e in std::fs::read_dir(root.join("log"))? {
             n_lines += std::fs::read_to_string(e?.path())?.lines().count();
         }
+        if let Some(out) = dump.as_mut() {
+            dump_conversation(out, ci, &mem, &root, &qs, embedder.is_some())?;
+        }
         for method in &a.methods {
             for q in &qs {
                 let req = request(method, &q.text, a.k, &tok);
                 let t0 = Instant::now();
-                let found = if method == "hybrid-rrf" {
-                    mem.search_hybrid(&req, memdir::search::Fusion::Rrf)?
-                } else {
-                    mem.search(&req)?
+                let found = match &variants[method] {
+                    Some(o) => mem.search_hybrid(&req, o)?,
+                    None => mem.search(&req)?,
                 };
                 times.entry(method.clone()).or_default().push(t0.elapsed());
                 let ranks: Vec<bool> = found
@@ -330,6 +385,63 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             percentile(t, 0.5).as_secs_f64() * 1e3,
             percentile(t, 0.95).as_secs_f64() * 1e3
         );
+    }
+    Ok(())
+}
+
+/// Writes one conversation's lines and, per question, the keyword and dense candidate lists.
+fn dump_conversation(
+    out: &mut impl std::io::Write,
+    ci: usize,
+    mem: &Memory,
+    root: &Path,
+    qs: &[Question],
+    dense: bool,
+) -> anyhow::Result<()> {
+    let mut lines = serde_json::Map::new();
+    let mut logs: Vec<_> = std::fs::read_dir(root.join("log"))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    logs.sort();
+    for p in logs {
+        let date = p
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        for (n, l) in std::fs::read_to_string(&p)?.lines().enumerate() {
+            if let Some(id) = line_id(l) {
+                lines.insert(id.to_string(), serde_json::json!([date, n + 1, l]));
+            }
+        }
+    }
+    writeln!(out, "{}", serde_json::json!({"conv": ci, "lines": lines}))?;
+    let list = |mode: Mode, q: &str| -> anyhow::Result<Vec<Value>> {
+        let mut req = SearchRequest::new(q);
+        req.mode = mode;
+        req.limit = Some(if mode == Mode::Ranked { 1000 } else { 100_000 });
+        Ok(mem
+            .search(&req)?
+            .hits
+            .iter()
+            .filter_map(|h| Some(serde_json::json!([line_id(&h.text)?, h.score?])))
+            .collect())
+    };
+    for q in qs {
+        let mut ev: Vec<&String> = q.evidence.iter().collect();
+        ev.sort();
+        let kw = list(Mode::Ranked, &q.text)?;
+        let dn = if dense {
+            list(Mode::Semantic, &q.text)?
+        } else {
+            Vec::new()
+        };
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({"conv": ci, "cat": q.category, "q": q.text, "ev": ev, "kw": kw, "dense": dn})
+        )?;
     }
     Ok(())
 }

@@ -1,10 +1,25 @@
 //! Hybrid mode: keyword (ranked mode's BM25, with its day-level credit) and dense (cosine to the
 //! query's embedding) scores of the same lines, merged.
 //!
-//! The default fusion is a weighted sum of the two scores, each divided by its best value in
-//! this search, so both lie in `[0, 1]`. Reciprocal rank fusion is kept for comparison: on
-//! LoCoMo it throws away how far apart scores are and does worse (see BENCHMARKS.md).
+//! The default fusion puts both scores on one scale that does not depend on the model: each is
+//! turned into a z-score (how many standard deviations above the mean of its kind it lies),
+//! over every chunk in scope for the cosines and over every line in scope for the keyword score
+//! (a line with no query word scores 0). A model whose cosines sit in a narrow band (e5-style,
+//! 0.66-0.88) then separates lines as well as one whose cosines spread from 0 to 1, which
+//! dividing by the best cosine did not give. Three kinds of context are added on the same scale:
+//!
+//! - the neighbours: a line gets a share of the better dense score of the chunks just before
+//!   and after it, as ranked mode does for keywords, so an answer that only makes sense after
+//!   its question still ranks;
+//! - the day: a line gets a share of how well its file (for a daily log, its day) matches as a
+//!   whole, the mean of its best three cosines compared across files;
+//! - the dates the query names ("on 9 November, 2022", "in May 2023", "last week"): a line of a
+//!   dated file inside those days, or within a week of them, gets a bonus.
+//!
+//! Max-normalised fusion (the earlier default) and reciprocal rank fusion are kept for
+//! comparison (see BENCHMARKS.md).
 
+use super::dates::query_days;
 use super::walk::{FileRef, Scope};
 use super::{SearchOutcome, SearchRequest, ranked, vector};
 use crate::error::Error;
@@ -15,31 +30,78 @@ use std::collections::HashMap;
 const KEYWORD_CANDIDATES: usize = 300;
 /// Dense results taken before fusion.
 const DENSE_CANDIDATES: usize = 300;
-/// The weight of the dense score in the weighted sum (the keyword score gets the rest).
-const W_DENSE: f64 = 0.5;
 /// The rank offset of reciprocal rank fusion.
 const RRF_K: f64 = 60.0;
+/// How many of a file's best cosines make its day score.
+const DAY_TOP: usize = 3;
 
 /// How keyword and dense results are merged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Fusion {
-    /// A weighted sum of max-normalised scores (the default).
+    /// A weighted sum of z-scores: scale-free, the default.
     #[default]
-    Weighted,
-    /// Reciprocal rank fusion, `1/(60 + rank)` summed over both lists.
+    ZScore,
+    /// A weighted sum of scores divided by the best of their kind (the earlier default).
+    Max,
+    /// Reciprocal rank fusion, `1/(60 + rank)` summed over both lists (no context credits).
     Rrf,
 }
 
+/// How hybrid search weighs its parts; [`HybridOptions::default`] is what `--mode hybrid`
+/// runs. The weights are in units of the fusion's scale (standard deviations for
+/// [`Fusion::ZScore`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HybridOptions {
+    /// How the two lists are merged.
+    pub fusion: Fusion,
+    /// The weight of the dense score; the keyword score gets the rest.
+    pub w_dense: f64,
+    /// The share of the better neighbouring chunk's dense score a line gets.
+    pub w_near: f64,
+    /// The weight of the line's file (day) score.
+    pub w_day: f64,
+    /// The bonus of a line on a day the query names.
+    pub w_date: f64,
+}
+
+impl Default for HybridOptions {
+    fn default() -> Self {
+        // The dense weight and the neighbour share were set before any run (as ranked mode's
+        // 0.3 for neighbours); the day and date weights are round values from a coarse sweep
+        // on the LoCoMo dev split where a range of values gives about the same result.
+        HybridOptions {
+            fusion: Fusion::ZScore,
+            w_dense: 0.5,
+            w_near: 0.3,
+            w_day: 0.1,
+            w_date: 2.0,
+        }
+    }
+}
+
+impl HybridOptions {
+    /// Plain fusion of the two lists, no neighbour, day or date credit.
+    pub fn plain(fusion: Fusion) -> Self {
+        HybridOptions {
+            fusion,
+            w_near: 0.0,
+            w_day: 0.0,
+            w_date: 0.0,
+            ..HybridOptions::default()
+        }
+    }
+}
+
 impl Memory {
-    /// A hybrid search with the given fusion (`search` with `Mode::Hybrid` uses
-    /// [`Fusion::Weighted`]); for benchmarks that compare fusions.
+    /// A hybrid search with the given options (`search` with `Mode::Hybrid` uses
+    /// [`HybridOptions::default`]); for benchmarks that compare fusions.
     pub fn search_hybrid(
         &self,
         req: &SearchRequest,
-        fusion: Fusion,
+        options: &HybridOptions,
     ) -> Result<SearchOutcome, Error> {
         let scope = Scope::new(req)?;
-        search(self, self.corpus(), &scope, req, fusion)
+        search(self, self.corpus(), &scope, req, options)
     }
 }
 
@@ -47,8 +109,68 @@ impl Memory {
 #[derive(Default)]
 struct Cand {
     keyword: Option<(usize, f64)>,
-    dense: Option<(usize, f64)>,
+    /// The rank in the dense list of the chunk holding the line.
+    dense: Option<usize>,
     text: String,
+}
+
+/// Mean and standard deviation of `n` values given by their sum and sum of squares (values not
+/// listed count as 0); a flat list gets a deviation of 1 so nothing is divided by zero.
+fn moments(sum: f64, sum_sq: f64, n: usize) -> (f64, f64) {
+    let n = n.max(1) as f64;
+    let mean = sum / n;
+    let var = (sum_sq / n - mean * mean).max(0.0);
+    let sd = var.sqrt();
+    (mean, if sd > 1e-12 { sd } else { 1.0 })
+}
+
+/// Puts raw scores on the fusion's scale.
+struct Scale {
+    fusion: Fusion,
+    /// `(mean, deviation)` for z-scores, `(0, best)` for max-normalisation.
+    keyword: (f64, f64),
+    dense: (f64, f64),
+}
+
+impl Scale {
+    fn new(fusion: Fusion, keyword: &[f64], dense: &[f64], population: usize) -> Scale {
+        match fusion {
+            Fusion::ZScore => {
+                let s =
+                    |v: &[f64], n: usize| moments(v.iter().sum(), v.iter().map(|x| x * x).sum(), n);
+                Scale {
+                    fusion,
+                    keyword: s(keyword, population.max(keyword.len())),
+                    dense: s(dense, dense.len()),
+                }
+            }
+            Fusion::Max | Fusion::Rrf => {
+                let best = |v: &[f64]| v.iter().copied().fold(f64::MIN_POSITIVE, f64::max);
+                Scale {
+                    fusion,
+                    keyword: (0.0, best(keyword)),
+                    dense: (0.0, best(dense)),
+                }
+            }
+        }
+    }
+
+    fn keyword(&self, s: Option<f64>) -> f64 {
+        let s = s.unwrap_or(0.0);
+        match self.fusion {
+            Fusion::ZScore => (s - self.keyword.0) / self.keyword.1,
+            _ => (s / self.keyword.1).max(0.0),
+        }
+    }
+
+    fn dense(&self, s: Option<f64>) -> f64 {
+        match (self.fusion, s) {
+            (Fusion::ZScore, Some(s)) => (s - self.dense.0) / self.dense.1,
+            // A chunk with no vector counts as an average one.
+            (Fusion::ZScore, None) => 0.0,
+            (_, s) => (s.unwrap_or(0.0) / self.dense.1).max(0.0),
+        }
+    }
 }
 
 pub(crate) fn search(
@@ -56,7 +178,7 @@ pub(crate) fn search(
     corpus: super::Corpus<'_>,
     scope: &Scope,
     req: &SearchRequest,
-    fusion: Fusion,
+    options: &HybridOptions,
 ) -> Result<SearchOutcome, Error> {
     let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
     let by_path: HashMap<&str, &FileRef> = all.iter().map(|f| (f.rel.as_str(), f)).collect();
@@ -83,7 +205,8 @@ pub(crate) fn search(
             .then(a.1.cmp(&b.1))
     });
 
-    // Chunk starts per file, to give a keyword line inside a note section its chunk's score.
+    // Chunk starts per file, in line order, with their dense rank: to give a keyword line inside
+    // a note section its chunk's score, and to find a chunk's neighbours.
     let mut chunk_of: HashMap<&str, Vec<(u64, usize)>> = HashMap::new();
     for (rank, (f, line, _, _)) in dense.iter().enumerate() {
         chunk_of
@@ -92,11 +215,18 @@ pub(crate) fn search(
             .push((*line, rank));
     }
     chunk_of.values_mut().for_each(|v| v.sort_unstable());
+    // The index of each dense rank in its file's chunk list.
+    let mut place = vec![0usize; dense.len()];
+    for starts in chunk_of.values() {
+        for (i, (_, rank)) in starts.iter().enumerate() {
+            place[*rank] = i;
+        }
+    }
 
     let mut cands: HashMap<(&str, u64), Cand> = HashMap::new();
     for (rank, (f, line, text, _)) in dense.iter().enumerate().take(DENSE_CANDIDATES) {
         let c = cands.entry((f.rel.as_str(), *line)).or_default();
-        c.dense = Some((rank, f64::from(dense[rank].3)));
+        c.dense = Some(rank);
         c.text.clone_from(text);
     }
     for (rank, hit) in keyword.iter().enumerate() {
@@ -111,35 +241,54 @@ pub(crate) fn search(
         {
             let i = starts.partition_point(|(l, _)| *l <= hit.line);
             if i > 0 {
-                let r = starts[i - 1].1;
-                c.dense = Some((r, f64::from(dense[r].3)));
+                c.dense = Some(starts[i - 1].1);
             }
         }
     }
 
-    let max_dense = dense
-        .first()
-        .map_or(0.0, |d| f64::from(d.3))
-        .max(f64::MIN_POSITIVE);
-    let max_kw = keyword
-        .iter()
-        .filter_map(|h| h.score)
-        .fold(f64::MIN_POSITIVE, f64::max);
+    let kw_scores: Vec<f64> = keyword.iter().filter_map(|h| h.score).collect();
+    let cosines: Vec<f64> = dense.iter().map(|d| f64::from(d.3)).collect();
+    // Every chunk in scope is scored, so the dense list is also the count of places a keyword
+    // line could be; lines without a query word score 0 there.
+    let scale = Scale::new(options.fusion, &kw_scores, &cosines, dense.len());
+    let dense_at = |rank: usize| scale.dense(cosines.get(rank).copied());
+    let near = |rank: usize| {
+        let f = dense[rank].0.rel.as_str();
+        let starts = &chunk_of[f];
+        let i = place[rank];
+        let before = i.checked_sub(1).map(|j| dense_at(starts[j].1));
+        let after = starts.get(i + 1).map(|s| dense_at(s.1));
+        before.into_iter().chain(after).reduce(f64::max)
+    };
+    let day = day_scores(&dense, &chunk_of);
+    let days = (options.w_date != 0.0)
+        .then(|| query_days(&req.pattern, mem.clock().now().date()))
+        .flatten();
+
     let mut scored: Vec<(&FileRef, u64, String, f64)> = cands
         .into_iter()
         .filter_map(|((path, line), c)| {
             let f = by_path.get(path)?;
-            let score = match fusion {
-                Fusion::Weighted => {
-                    let d = c.dense.map_or(0.0, |(_, s)| (s / max_dense).max(0.0));
-                    let k = c.keyword.map_or(0.0, |(_, s)| (s / max_kw).max(0.0));
-                    W_DENSE * d + (1.0 - W_DENSE) * k
-                }
+            let score = match options.fusion {
                 Fusion::Rrf => {
-                    let rr = |x: Option<(usize, f64)>| {
-                        x.map_or(0.0, |(r, _)| 1.0 / (RRF_K + r as f64 + 1.0))
-                    };
-                    rr(c.dense) + rr(c.keyword)
+                    let rr = |r: Option<usize>| r.map_or(0.0, |r| 1.0 / (RRF_K + r as f64 + 1.0));
+                    rr(c.dense) + rr(c.keyword.map(|k| k.0))
+                }
+                Fusion::ZScore | Fusion::Max => {
+                    let w = options.w_dense;
+                    let d = c.dense.map_or_else(|| scale.dense(None), dense_at);
+                    let k = scale.keyword(c.keyword.map(|k| k.1));
+                    let mut s = w * d + (1.0 - w) * k;
+                    if options.w_near != 0.0
+                        && let Some(n) = c.dense.and_then(near)
+                    {
+                        s += options.w_near * w * n;
+                    }
+                    s += options.w_day * day.get(path).copied().unwrap_or(0.0);
+                    if let (Some(days), Some(date)) = (days, f.date) {
+                        s += options.w_date * days.closeness(date);
+                    }
+                    s
                 }
             };
             Some((*f, line, c.text, score))
@@ -151,4 +300,196 @@ pub(crate) fn search(
             .then(a.1.cmp(&b.1))
     });
     Ok(vector::finish(scored.into_iter(), req))
+}
+
+/// Each file's match as a whole: the mean of its best [`DAY_TOP`] cosines, as a z-score across
+/// the files in scope (so it is on the same scale whatever the model). Max fusion uses it as
+/// it is: a file score has no natural best to divide by.
+fn day_scores<'p>(
+    dense: &[(&FileRef, u64, String, f32)],
+    chunk_of: &HashMap<&'p str, Vec<(u64, usize)>>,
+) -> HashMap<&'p str, f64> {
+    let mut raw: HashMap<&'p str, f64> = chunk_of
+        .iter()
+        .map(|(path, starts)| {
+            let mut best: Vec<f64> = starts.iter().map(|s| f64::from(dense[s.1].3)).collect();
+            best.sort_by(|a, b| b.total_cmp(a));
+            best.truncate(DAY_TOP);
+            (*path, best.iter().sum::<f64>() / best.len().max(1) as f64)
+        })
+        .collect();
+    let (mean, sd) = moments(
+        raw.values().sum(),
+        raw.values().map(|x| x * x).sum(),
+        raw.len(),
+    );
+    raw.values_mut().for_each(|v| *v = (*v - mean) / sd);
+    raw
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::Clock;
+    use crate::search::Mode;
+    use memdir_embed::{EmbedError, Embedder};
+    use std::sync::Arc;
+
+    /// A bag of hashed words in 16 dimensions, plus a component shared by every text of weight
+    /// `common`: with a large one every cosine sits in a narrow band near 1, as e5-style models'
+    /// do, while the order of cosines stays the same.
+    struct Words {
+        common: f32,
+    }
+
+    impl Embedder for Words {
+        fn model_id(&self) -> &str {
+            "words"
+        }
+        fn dimensions(&self) -> usize {
+            17
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0f32; 17];
+                    for w in t
+                        .split(|c: char| !c.is_alphanumeric())
+                        .filter(|w| w.len() > 2)
+                    {
+                        let h = w
+                            .to_lowercase()
+                            .bytes()
+                            .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+                        v[1 + (h % 16) as usize] += 1.0;
+                    }
+                    memdir_embed::normalize(&mut v[1..]);
+                    v[0] = self.common;
+                    memdir_embed::normalize(&mut v);
+                    v
+                })
+                .collect())
+        }
+    }
+
+    fn memory(logs: &[(&str, &str)], common: f32) -> (tempfile::TempDir, Memory) {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Clock::fixed(
+            "2026-12-02T09:00:00Z".parse().unwrap(),
+            jiff::tz::TimeZone::UTC,
+        );
+        Memory::init_with(dir.path(), clock.clone(), false).unwrap();
+        for (date, text) in logs {
+            std::fs::write(dir.path().join(format!("log/{date}.md")), text).unwrap();
+        }
+        let mem = Memory::open(dir.path(), clock)
+            .unwrap()
+            .with_embedder(Arc::new(Words { common }));
+        (dir, mem)
+    }
+
+    fn order(mem: &Memory, query: &str, options: &HybridOptions) -> Vec<(String, u64)> {
+        let mut req = SearchRequest::new(query);
+        req.mode = Mode::Hybrid;
+        req.limit = Some(20);
+        mem.search_hybrid(&req, options)
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| (h.path, h.line))
+            .collect()
+    }
+
+    const DAY: &str = "\
+- 09:00 paint the garden fence blue before the weekend
+- 09:05 the fence posts need new paint and screws
+- 09:10 blue paint ran out at the hardware store
+- 09:15 weekend plans: garden party with neighbours
+- 09:20 garden hose leaks near the fence
+- 09:25 bought screws, nails and a hammer
+- 09:30 neighbours asked about the party music
+";
+
+    #[test]
+    fn z_score_fusion_ranks_the_same_whatever_the_cosine_band() {
+        let (_d1, wide) = memory(&[("2026-11-30", DAY)], 0.0);
+        let (_d2, narrow) = memory(&[("2026-11-30", DAY)], 3.0);
+        let z = HybridOptions::default();
+        for q in [
+            "blue fence paint",
+            "garden party weekend",
+            "screws for the fence",
+        ] {
+            assert_eq!(order(&wide, q, &z), order(&narrow, q, &z), "{q}");
+        }
+        // Dividing by the best cosine is what a narrow band defeats.
+        let max = HybridOptions::plain(Fusion::Max);
+        let differs = [
+            "blue fence paint",
+            "garden party weekend",
+            "screws for the fence",
+        ]
+        .iter()
+        .any(|q| order(&wide, q, &max) != order(&narrow, q, &max));
+        assert!(differs);
+    }
+
+    #[test]
+    fn a_date_in_the_query_prefers_that_day() {
+        let line = "- 10:00 we picked the green paint for the kitchen\n";
+        let (_d, mem) = memory(&[("2026-03-03", line), ("2026-05-05", line)], 0.0);
+        let opts = HybridOptions::default();
+        let first = |q: &str| order(&mem, q, &opts)[0].0.clone();
+        assert_eq!(
+            first("which paint did we pick on 5 May, 2026?"),
+            "log/2026-05-05.md"
+        );
+        assert_eq!(
+            first("which paint did we pick in March 2026?"),
+            "log/2026-03-03.md"
+        );
+        // Without a date the tie goes to path order.
+        assert_eq!(first("which paint did we pick?"), "log/2026-03-03.md");
+        let no_dates = HybridOptions {
+            w_date: 0.0,
+            ..opts
+        };
+        assert_eq!(
+            order(&mem, "which paint did we pick on 5 May, 2026?", &no_dates)[0].0,
+            "log/2026-03-03.md"
+        );
+    }
+
+    #[test]
+    fn a_line_gets_credit_from_its_neighbours() {
+        // The answer line shares no word with the question; the question line before it does.
+        let day = "\
+- 10:00 what colour should the kitchen walls be
+- 10:01 sage, like the old house
+- 10:02 the dog needs a walk
+- 10:03 the car needs new tyres
+- 10:04 sage is also nice in soup
+";
+        let (_d, mem) = memory(&[("2026-11-30", day)], 0.0);
+        let rank = |o: &HybridOptions| {
+            order(&mem, "kitchen walls colour", o)
+                .iter()
+                .position(|(_, l)| *l == 2)
+                .unwrap()
+        };
+        let plain = HybridOptions {
+            w_near: 0.0,
+            ..HybridOptions::default()
+        };
+        assert!(rank(&HybridOptions::default()) < rank(&plain));
+    }
+
+    #[test]
+    fn moments_of_a_flat_list_do_not_divide_by_zero() {
+        assert_eq!(moments(3.0, 3.0, 3), (1.0, 1.0));
+        let (m, sd) = moments(2.0, 4.0, 2);
+        assert!((m - 1.0).abs() < 1e-12 && (sd - 1.0).abs() < 1e-12);
+    }
 }

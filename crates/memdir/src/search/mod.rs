@@ -24,6 +24,7 @@
 //! ```
 
 mod chunk;
+mod dates;
 mod grep;
 mod hybrid;
 mod index;
@@ -38,7 +39,7 @@ mod warm;
 #[path = "warm_none.rs"]
 mod warm;
 
-pub use hybrid::Fusion;
+pub use hybrid::{Fusion, HybridOptions};
 pub use vector::{EmbedderSlot, Progress, VectorStats, embed_config};
 pub(crate) use warm::Warm;
 
@@ -372,7 +373,9 @@ impl Memory {
             }
             (Mode::Ranked, _) => ranked::search(self, corpus, &scope, req),
             (Mode::Semantic, _) => vector::search(self, corpus, &scope, req),
-            (Mode::Hybrid, _) => hybrid::search(self, corpus, &scope, req, Fusion::Weighted),
+            (Mode::Hybrid, _) => {
+                hybrid::search(self, corpus, &scope, req, &HybridOptions::default())
+            }
         }?;
         for h in &found.hits {
             each(h.as_ref())?;
