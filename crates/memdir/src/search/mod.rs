@@ -27,6 +27,7 @@ mod chunk;
 mod grep;
 mod hybrid;
 mod index;
+mod postings;
 mod ranked;
 mod stamp;
 mod vector;
