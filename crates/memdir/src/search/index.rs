@@ -73,8 +73,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS lines USING fts5(
 );
 -- `docs` keeps positions (detail=full): with less, FTS5 re-tokenizes a whole file for the term
 -- counts of every matching file at query time. `lines` stays at detail=column: full detail
--- there is faster again but changes the scores (FTS5 counts one instance per column at
--- detail=column), and the hybrid ranking is tuned on these.
+-- there changes the scores (at detail=column FTS5 finds a row's instances by tokenizing every
+-- column again, the unindexed raw `text` too, so an unstemmed word counts twice), and the
+-- hybrid ranking is tuned on these. Ranked mode scores from `postings`, which counts the same.
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
     body, file_id UNINDEXED,
     tokenize = 'unicode61 remove_diacritics 0', detail = 'full'
