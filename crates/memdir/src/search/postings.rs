@@ -328,8 +328,11 @@ impl Eq for Entry<'_> {}
 pub(crate) struct Found {
     pub lines: Vec<Candidate>,
     pub doc_score: HashMap<i64, f64>,
-    /// Files that could hold a matching line, and how many of them were scored.
+    /// Files that could hold a matching line, and how many of them were scored (what the
+    /// tests check the stopping with).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
     pub files: usize,
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
     pub visited: usize,
 }
 

@@ -160,7 +160,12 @@ fn note_meta(f: &FileRef) -> Option<Meta> {
 /// Which line scorer a ranked search runs. Both give the same answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scorer {
-    /// FTS5's `bm25()` over every matching line, the best kept: the reference.
+    /// FTS5's `bm25()` over every matching line, the best kept: the reference (which the
+    /// early scorer also falls back to for a query term FTS5 splits in several tokens).
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "chosen by name only in the tests")
+    )]
     Full,
     /// The posting lists scored with bounds, stopping once no other file can place a line
     /// among the best (`postings.rs`).
