@@ -290,6 +290,27 @@ fn main() {
     );
     measure(
         &mut rpc,
+        "memory_search ranked, 3 words, last 7 days",
+        50,
+        "memory_search",
+        json!({"pattern": "postgres migration timeout", "mode": "ranked", "since": "2026-11-23"}),
+    );
+    measure(
+        &mut rpc,
+        "memory_search ranked, rare + common word",
+        50,
+        "memory_search",
+        json!({"pattern": "zebracorn postgres", "mode": "ranked"}),
+    );
+    measure(
+        &mut rpc,
+        "memory_search ranked, 3 words, 50 lines",
+        50,
+        "memory_search",
+        json!({"pattern": "postgres migration timeout", "mode": "ranked", "limit": 50}),
+    );
+    measure(
+        &mut rpc,
         "memory_context",
         1000,
         "memory_context",

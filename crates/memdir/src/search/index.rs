@@ -6,12 +6,16 @@
 //! dropped. A missing, corrupt or out-of-date index (schema or tokenizer version) is rebuilt
 //! from the files; a folder where it cannot be written gets a throwaway in-memory index.
 //!
-//! Tables: `files(id, path, size, mtime_ns, hash, date)`; `lines`, an FTS5 table with one row
-//! per non-blank line (`body` terms, `speaker` terms, and unindexed
-//! `file_id`, `line`, `text`); `docs`, an FTS5 table with one row per file (all its
-//! terms), so a line can be scored together with the file (the day) it sits in.
+//! Tables: `files(id, path, size, mtime_ns, hash, date, ...)`; `lines`, an FTS5 table with one
+//! row per non-blank line (`body` terms, `speaker` terms, and unindexed `file_id`, `line`,
+//! `text`); `docs`, an FTS5 table with one row per file (all its terms), so a line can be
+//! scored together with the file (the day) it sits in; `postings`, the same terms as `lines`
+//! and `docs` kept per term and file in our own encoding (`postings.rs`), which ranked mode
+//! scores with bounds so it can stop before it has scored every matching line. The FTS5
+//! tables stay the reference those scores are checked against (and hold each line's text).
 
 use super::grep::line_text;
+use super::postings;
 use super::stamp::{change_stamp, content_hash, unchanged};
 use super::walk::{FileRef, open_file};
 use crate::error::Error;
@@ -25,7 +29,7 @@ use std::time::Duration;
 pub(crate) const INDEX_FILE: &str = "search.sqlite";
 
 /// Bump when the tables or what goes into them change.
-const SCHEMA: u32 = 3;
+const SCHEMA: u32 = 4;
 
 /// Files bigger than this are indexed by their first this-many bytes only.
 const MAX_INDEXED_BYTES: usize = 8 << 20;
@@ -38,16 +42,40 @@ CREATE TABLE IF NOT EXISTS files(
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     hash TEXT NOT NULL,
-    date TEXT
+    date TEXT,
+    -- What the early-stopping scorer needs of a file: its rows in `lines` (numbered from
+    -- `first_row`, in line order), their tokens (body and speaker) and its `docs` row's tokens.
+    first_row INTEGER NOT NULL DEFAULT 0,
+    nrows INTEGER NOT NULL DEFAULT 0,
+    ntok INTEGER NOT NULL DEFAULT 0,
+    doc_len INTEGER NOT NULL DEFAULT 0
 );
+-- One row per term and file: how many of the file's lines hold it (`nrows`), how often its
+-- `docs` row does (`doc_tf`), the most times one line holds it in its body, speaker and
+-- unindexed columns (`bmax`, `smax`, `umax`) and the fewest tokens of a line holding it
+-- (`dmin`), which bound its score in the file; `data` lists those lines (see `postings.rs`).
+CREATE TABLE IF NOT EXISTS postings(
+    term TEXT NOT NULL,
+    file_id INTEGER NOT NULL,
+    nrows INTEGER NOT NULL,
+    doc_tf INTEGER NOT NULL,
+    bmax INTEGER NOT NULL,
+    smax INTEGER NOT NULL,
+    umax INTEGER NOT NULL,
+    dmin INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY(term, file_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS postings_file ON postings(file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS lines USING fts5(
     body, speaker, file_id UNINDEXED, line UNINDEXED, text UNINDEXED,
     tokenize = 'unicode61 remove_diacritics 0', detail = 'column'
 );
 -- `docs` keeps positions (detail=full): with less, FTS5 re-tokenizes a whole file for the term
 -- counts of every matching file at query time. `lines` stays at detail=column: full detail
--- there is faster again but changes the scores (FTS5 counts one instance per column at
--- detail=column), and the hybrid ranking is tuned on these.
+-- there changes the scores (at detail=column FTS5 finds a row's instances by tokenizing every
+-- column again, the unindexed raw `text` too, so an unstemmed word counts twice), and the
+-- hybrid ranking is tuned on these. Ranked mode scores from `postings`, which counts the same.
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
     body, file_id UNINDEXED,
     tokenize = 'unicode61 remove_diacritics 0', detail = 'full'
@@ -109,7 +137,9 @@ impl Index {
     /// Drops everything, so the next sync reads every file again.
     pub fn clear(&mut self) -> Result<(), Error> {
         self.conn
-            .execute_batch("DELETE FROM files; DELETE FROM lines; DELETE FROM docs;")
+            .execute_batch(
+                "DELETE FROM files; DELETE FROM lines; DELETE FROM docs; DELETE FROM postings;",
+            )
             .map_err(db_err)
     }
 
@@ -142,6 +172,8 @@ impl Index {
             }
         }
         let tx = self.conn.transaction().map_err(db_err)?;
+        let mut next_row = next_line_row(&tx)?;
+        let mut probe = Probe::default();
         for f in files {
             // A file read from a store (no path on disk) is held whole: index it by content.
             if let (Some(held), true) = (&f.held, f.abs.as_os_str().is_empty()) {
@@ -159,7 +191,8 @@ impl Index {
                     params![f.rel, size, hash, f.date_string()],
                 )
                 .map_err(db_err)?;
-                add_lines(&tx, tx.last_insert_rowid(), &held.bytes, tok)?;
+                let id = tx.last_insert_rowid();
+                add_lines(&tx, id, &held.bytes, tok, &mut next_row, &mut probe)?;
                 stats.indexed += 1;
                 continue;
             }
@@ -200,7 +233,7 @@ impl Index {
             )
             .map_err(db_err)?;
             let id = tx.last_insert_rowid();
-            add_lines(&tx, id, &bytes, tok)?;
+            add_lines(&tx, id, &bytes, tok, &mut next_row, &mut probe)?;
             stats.indexed += 1;
         }
         for (_, (id, ..)) in known {
@@ -235,7 +268,8 @@ fn open_checked(path: &Path) -> Result<Connection, Error> {
     if tag.as_deref() != Some(version_tag().as_str()) {
         c.execute_batch(
             "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files;
-             DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS docs;",
+             DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS docs;
+             DROP TABLE IF EXISTS postings;",
         )
         .map_err(db_err)?;
         init(&c)?;
@@ -258,12 +292,132 @@ fn delete_file(tx: &Connection, id: i64) -> Result<(), Error> {
         .map_err(db_err)?;
     tx.execute("DELETE FROM docs WHERE file_id = ?1", [id])
         .map_err(db_err)?;
+    tx.execute("DELETE FROM postings WHERE file_id = ?1", [id])
+        .map_err(db_err)?;
     tx.execute("DELETE FROM files WHERE id = ?1", [id])
         .map_err(db_err)?;
     Ok(())
 }
 
-fn add_lines(tx: &Connection, id: i64, bytes: &[u8], tok: &Tokenizer) -> Result<(), Error> {
+/// The rowid the next line row gets: lines are inserted with explicit rowids, consecutive per
+/// file, so a file's row `k` is `first_row + k` and its text can be fetched by rowid.
+fn next_line_row(c: &Connection) -> Result<i64, Error> {
+    let last: Option<i64> = c
+        .query_row(
+            "SELECT rowid FROM lines ORDER BY rowid DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db_err)?;
+    Ok(last.unwrap_or(0) + 1)
+}
+
+/// FTS5's own tokens of our terms, for the terms where they might differ.
+///
+/// The FTS5 columns hold our terms joined by spaces, and FTS5's `unicode61` tokenizer splits
+/// and folds them again by its own (older) Unicode tables. For ASCII terms that is the term
+/// itself; for any other term the early-stopping scorer must count what FTS5 counts, so the
+/// term is run through an FTS5 table and its tokens read back (`fts5vocab`), once per term and
+/// sync.
+#[derive(Default)]
+pub(crate) struct Probe {
+    known: HashMap<String, Vec<String>>,
+    ready: bool,
+}
+
+impl Probe {
+    /// FTS5's tokens of any text, appended to `out`: ASCII text split here exactly as
+    /// `unicode61` splits it (runs of letters and digits, lowercased), other text through FTS5.
+    pub fn split_into(
+        &mut self,
+        c: &Connection,
+        text: &str,
+        out: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        if text.is_ascii() {
+            out.extend(
+                text.split(|ch: char| !ch.is_ascii_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_ascii_lowercase),
+            );
+            return Ok(());
+        }
+        self.fts_tokens(c, text, out)
+    }
+
+    /// FTS5's tokens of `term`, appended to `out`.
+    pub fn tokens_into(
+        &mut self,
+        c: &Connection,
+        term: &str,
+        out: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        if term
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() && !b.is_ascii_uppercase())
+        {
+            out.push(term.to_string());
+            return Ok(());
+        }
+        if let Some(t) = self.known.get(term) {
+            out.extend(t.iter().cloned());
+            return Ok(());
+        }
+        let mut tokens = Vec::new();
+        self.fts_tokens(c, term, &mut tokens)?;
+        out.extend(tokens.iter().cloned());
+        self.known.insert(term.to_string(), tokens);
+        Ok(())
+    }
+
+    /// Runs `text` through an FTS5 table and reads its tokens back, in order.
+    fn fts_tokens(
+        &mut self,
+        c: &Connection,
+        text: &str,
+        out: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        if !self.ready {
+            c.execute_batch(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memdir_probe USING fts5(
+                     t, tokenize = 'unicode61 remove_diacritics 0');
+                 CREATE VIRTUAL TABLE IF NOT EXISTS temp.memdir_probe_v
+                     USING fts5vocab(temp, memdir_probe, instance);",
+            )
+            .map_err(db_err)?;
+            self.ready = true;
+        }
+        c.execute(
+            "INSERT INTO temp.memdir_probe(rowid, t) VALUES (1, ?1)",
+            [text],
+        )
+        .map_err(db_err)?;
+        {
+            let mut st = c
+                .prepare_cached("SELECT term FROM temp.memdir_probe_v ORDER BY offset")
+                .map_err(db_err)?;
+            let rows = st
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(db_err)?;
+            for t in rows {
+                out.push(t.map_err(db_err)?);
+            }
+        }
+        c.execute("DELETE FROM temp.memdir_probe", [])
+            .map_err(db_err)?;
+        Ok(())
+    }
+}
+
+fn add_lines(
+    tx: &Connection,
+    id: i64,
+    bytes: &[u8],
+    tok: &Tokenizer,
+    next_row: &mut i64,
+    probe: &mut Probe,
+) -> Result<(), Error> {
     // Binary files hold no lines worth ranking.
     if bytes.iter().take(8192).any(|b| *b == 0) {
         tx.execute("INSERT INTO docs(body, file_id) VALUES ('', ?1)", [id])
@@ -279,18 +433,24 @@ fn add_lines(tx: &Connection, id: i64, bytes: &[u8], tok: &Tokenizer) -> Result<
         .collect();
     let mut st = tx
         .prepare_cached(
-            "INSERT INTO lines(body, speaker, file_id, line, text) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO lines(rowid, body, speaker, file_id, line, text)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .map_err(db_err)?;
+    let first_row = *next_row;
     let mut all = String::new();
+    let mut posts = postings::FilePostings::default();
+    let (mut body_toks, mut speaker_toks, mut other_toks) = (Vec::new(), Vec::new(), Vec::new());
     for (i, line) in lines.iter().enumerate() {
         if bodies[i].is_empty() && line.trim().is_empty() {
             continue;
         }
-        let speaker = tok.terms(split_line(line).speaker).join(" ");
+        let speaker_terms = tok.terms(split_line(line).speaker);
+        let speaker = speaker_terms.join(" ");
         let body = bodies[i].join(" ");
         let line_no = i64::try_from(i + 1).unwrap_or(i64::MAX);
         st.execute(params![
+            *next_row,
             body,
             speaker,
             id,
@@ -298,6 +458,26 @@ fn add_lines(tx: &Connection, id: i64, bytes: &[u8], tok: &Tokenizer) -> Result<
             line_text(line.as_bytes())
         ])
         .map_err(db_err)?;
+        *next_row += 1;
+        body_toks.clear();
+        speaker_toks.clear();
+        other_toks.clear();
+        // FTS5 counts the unindexed columns' tokens too when it scores (`Counts::freq`).
+        probe.split_into(tx, &id.to_string(), &mut other_toks)?;
+        probe.split_into(tx, &line_no.to_string(), &mut other_toks)?;
+        probe.split_into(tx, &line_text(line.as_bytes()), &mut other_toks)?;
+        for t in &bodies[i] {
+            probe.tokens_into(tx, t, &mut body_toks)?;
+        }
+        for t in &speaker_terms {
+            probe.tokens_into(tx, t, &mut speaker_toks)?;
+        }
+        posts.add_row(
+            u32::try_from(i + 1).unwrap_or(u32::MAX),
+            &body_toks,
+            &speaker_toks,
+            &other_toks,
+        );
         all.push_str(&body);
         all.push(' ');
     }
@@ -306,5 +486,5 @@ fn add_lines(tx: &Connection, id: i64, bytes: &[u8], tok: &Tokenizer) -> Result<
         params![all, id],
     )
     .map_err(db_err)?;
-    Ok(())
+    posts.store(tx, id, first_row)
 }

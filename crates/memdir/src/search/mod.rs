@@ -28,6 +28,7 @@ mod dates;
 mod grep;
 mod hybrid;
 mod index;
+mod postings;
 mod ranked;
 mod stamp;
 mod vector;

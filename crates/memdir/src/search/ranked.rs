@@ -7,9 +7,10 @@
 //! A line also gets a share of the scores of the lines just before and after it, so an answer
 //! that only makes sense after its question still ranks.
 
-use super::index::{Index, db_err};
+use super::index::{Index, Probe, db_err};
+use super::postings;
 use super::walk::{FileRef, Scope};
-use super::{Corpus, SearchOutcome, SearchRequest};
+use super::{Corpus, DEFAULT_RANKED_LIMIT, SearchOutcome, SearchRequest};
 use crate::error::Error;
 use crate::memory::Memory;
 use memdir_core::note::{Meta, Note, is_note_path};
@@ -28,7 +29,8 @@ const W_NEAR: f64 = 0.3;
 /// How much of the file's (the day's) score each line gets.
 const W_DOC: f64 = 0.6;
 
-/// Lines taken from the line index before file scores are added and the best are kept.
+/// Lines taken from the line index (the best by their own score; ties in path and line order)
+/// before neighbour and file scores are added and the best are kept.
 const CANDIDATES: usize = 1000;
 
 /// Opens the index of `root` and brings it up to date; with `rebuild`, from scratch. A warm
@@ -155,12 +157,38 @@ fn note_meta(f: &FileRef) -> Option<Meta> {
     Some(Note::parse(&String::from_utf8_lossy(&bytes)).meta)
 }
 
+/// Which line scorer a ranked search runs. Both give the same answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scorer {
+    /// FTS5's `bm25()` over every matching line, the best kept: the reference (which the
+    /// early scorer also falls back to for a query term FTS5 splits in several tokens).
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "chosen by name only in the tests")
+    )]
+    Full,
+    /// The posting lists scored with bounds, stopping once no other file can place a line
+    /// among the best (`postings.rs`).
+    Early,
+}
+
 /// Runs a ranked search over a corpus.
 pub(crate) fn search(
     mem: &Memory,
     corpus: Corpus<'_>,
     scope: &Scope,
     req: &SearchRequest,
+) -> Result<SearchOutcome, Error> {
+    search_with(mem, corpus, scope, req, Scorer::Early)
+}
+
+/// Runs a ranked search over a corpus with the given line scorer.
+pub(crate) fn search_with(
+    mem: &Memory,
+    corpus: Corpus<'_>,
+    scope: &Scope,
+    req: &SearchRequest,
+    scorer: Scorer,
 ) -> Result<SearchOutcome, Error> {
     let tok = Tokenizer::new();
     let query = Query::parse(&req.pattern);
@@ -189,8 +217,6 @@ pub(crate) fn search(
     if terms.ranked.is_empty() {
         return Ok(filtered_notes(in_scope.into_values().collect(), req));
     }
-    let expr = or_of(&terms.ranked);
-    let line_expr = terms.line_expr();
     let mut ids: HashMap<i64, &FileRef> = HashMap::new();
     {
         let mut st = conn.prepare("SELECT id, path FROM files").map_err(db_err)?;
@@ -204,7 +230,126 @@ pub(crate) fn search(
             }
         }
     }
-    let narrowed = ids.len() < all.len();
+    // One hit per file needs every matching line to count the files; otherwise the best
+    // CANDIDATES lines by their own score are enough.
+    let keep = if req.files { None } else { Some(CANDIDATES) };
+    let early = match scorer {
+        Scorer::Early => EarlyTerms::new(conn, &terms)?,
+        Scorer::Full => None,
+    };
+    let (mut cands, doc_score) = match early {
+        Some(e) => {
+            let paths: HashMap<i64, &str> =
+                ids.iter().map(|(id, f)| (*id, f.rel.as_str())).collect();
+            let found = postings::top_lines(conn, &e.query(), &paths, keep)?;
+            let cands = found
+                .lines
+                .into_iter()
+                .map(|c| Cand {
+                    file_id: c.file_id,
+                    line: c.line,
+                    rowid: c.rowid,
+                    score: c.score,
+                    text: None,
+                })
+                .collect();
+            (cands, found.doc_score)
+        }
+        None => full_lines(conn, &terms, &ids, all.len(), keep)?,
+    };
+    if !terms.phrases.is_empty() {
+        fill_texts(conn, cands.iter_mut())?;
+        cands.retain(|c| terms.phrases_in(c.text.as_deref().unwrap_or(""), &tok));
+    }
+    let line_score: HashMap<(i64, i64), f64> = cands
+        .iter()
+        .map(|c| ((c.file_id, c.line), c.score))
+        .collect();
+    let near = |id: i64, line: i64| {
+        let at = |l: i64| line_score.get(&(id, l)).copied().unwrap_or(0.0);
+        at(line - 1) + at(line + 1)
+    };
+    let mut scored = Vec::new();
+    for c in cands {
+        let Some(f) = ids.get(&c.file_id) else {
+            continue;
+        };
+        let score = c.score
+            + W_NEAR * near(c.file_id, c.line)
+            + W_DOC * doc_score.get(&c.file_id).copied().unwrap_or(0.0);
+        scored.push((score, *f, c));
+    }
+    // Best first; ties in path and line order so output is stable.
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.rel.cmp(&b.1.rel))
+            .then_with(|| a.2.line.cmp(&b.2.line))
+    });
+    // Only the lines that can be shown need their text: `finish` shows at most `limit` lines
+    // (in files mode, the first line of at most `limit` files) and only counts the rest.
+    let limit = req.limit.unwrap_or(DEFAULT_RANKED_LIMIT);
+    let mut shown_files = std::collections::HashSet::new();
+    let mut shown = 0;
+    fill_texts(
+        conn,
+        scored.iter_mut().filter_map(|(_, f, c)| {
+            let show = if req.files {
+                shown_files.len() < limit && shown_files.insert(f.rel.as_str())
+            } else {
+                shown < limit
+            };
+            shown += 1;
+            show.then_some(c)
+        }),
+    )?;
+    let ranked = scored.into_iter().map(|(score, f, c)| {
+        (
+            f,
+            u64::try_from(c.line).unwrap_or(0),
+            c.text.unwrap_or_default(),
+            score,
+        )
+    });
+    Ok(super::vector::finish(ranked, req))
+}
+
+/// A candidate line: its file, line number, row in `lines`, own score, and text once read.
+struct Cand {
+    file_id: i64,
+    line: i64,
+    rowid: i64,
+    score: f64,
+    text: Option<String>,
+}
+
+/// Reads the text of every candidate given that has none yet, from `lines` by rowid.
+fn fill_texts<'c>(
+    conn: &rusqlite::Connection,
+    cands: impl Iterator<Item = &'c mut Cand>,
+) -> Result<(), Error> {
+    let mut st = conn
+        .prepare_cached("SELECT text FROM lines WHERE rowid = ?1")
+        .map_err(db_err)?;
+    for c in cands {
+        if c.text.is_none() {
+            c.text = Some(st.query_row([c.rowid], |r| r.get(0)).map_err(db_err)?);
+        }
+    }
+    Ok(())
+}
+
+/// The reference scorer: FTS5's `bm25()` over every line matching the query in the files of
+/// `ids`, the best `keep` kept (ties in path and line order), and `bm25(docs)` of the files.
+fn full_lines(
+    conn: &rusqlite::Connection,
+    terms: &Terms,
+    ids: &HashMap<i64, &FileRef>,
+    corpus_files: usize,
+    keep: Option<usize>,
+) -> Result<(Vec<Cand>, HashMap<i64, f64>), Error> {
+    let expr = or_of(&terms.ranked);
+    let line_expr = terms.line_expr();
+    let narrowed = ids.len() < corpus_files;
     if narrowed {
         conn.execute_batch(
             "CREATE TEMP TABLE IF NOT EXISTS scope(id INTEGER PRIMARY KEY); DELETE FROM scope;",
@@ -237,55 +382,90 @@ pub(crate) fn search(
     }
 
     let sql = format!(
-        "SELECT file_id, line, text, bm25(lines, {W_BODY}, {W_SPEAKER}) AS s
-         FROM lines WHERE lines MATCH ?1 {filter} ORDER BY s LIMIT ?2"
+        "SELECT file_id, line, text, bm25(lines, {W_BODY}, {W_SPEAKER}) AS s, rowid
+         FROM lines WHERE lines MATCH ?1 {filter}
+         ORDER BY s, (SELECT path FROM files WHERE files.id = file_id), line LIMIT ?2"
     );
     let mut st = conn.prepare(&sql).map_err(db_err)?;
-    // One hit per file needs every matching line to count the files; otherwise the best
-    // CANDIDATES lines by their own score are enough.
-    let candidates = if req.files { -1 } else { CANDIDATES as i64 };
+    let limit = keep.map_or(-1, |k| i64::try_from(k).unwrap_or(i64::MAX));
     let rows = st
-        .query_map(params![line_expr, candidates], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, f64>(3)?,
-            ))
+        .query_map(params![line_expr, limit], |r| {
+            Ok(Cand {
+                file_id: r.get(0)?,
+                line: r.get(1)?,
+                text: Some(r.get(2)?),
+                score: -r.get::<_, f64>(3)?,
+                rowid: r.get(4)?,
+            })
         })
         .map_err(db_err)?;
     let mut cands = Vec::new();
     for row in rows {
-        let (id, line, text, s) = row.map_err(db_err)?;
-        if ids.contains_key(&id) && terms.phrases_in(&text, &tok) {
-            cands.push((id, line, text, -s));
+        let c = row.map_err(db_err)?;
+        if ids.contains_key(&c.file_id) {
+            cands.push(c);
         }
     }
-    let line_score: HashMap<(i64, i64), f64> = cands
-        .iter()
-        .map(|(id, line, _, s)| ((*id, *line), *s))
-        .collect();
-    let near = |id: i64, line: i64| {
-        let at = |l: i64| line_score.get(&(id, l)).copied().unwrap_or(0.0);
-        at(line - 1) + at(line + 1)
-    };
-    let mut scored = Vec::new();
-    for (id, line, text, s) in cands {
-        let Some(f) = ids.get(&id) else { continue };
-        let score =
-            s + W_NEAR * near(id, line) + W_DOC * doc_score.get(&id).copied().unwrap_or(0.0);
-        scored.push((score, *f, line, text));
+    Ok((cands, doc_score))
+}
+
+/// A query's terms as FTS5's own tokens, for the early-stopping scorer; `None` when a term is
+/// more or less than one FTS5 token (FTS5 matches it as a phrase of its tokens), where the
+/// reference scorer answers instead.
+struct EarlyTerms {
+    ranked: Vec<String>,
+    phrases: Vec<String>,
+    excluded: Vec<String>,
+}
+
+impl EarlyTerms {
+    fn new(conn: &rusqlite::Connection, terms: &Terms) -> Result<Option<EarlyTerms>, Error> {
+        let mut probe = Probe::default();
+        let mut map =
+            |list: &mut dyn Iterator<Item = &String>| -> Result<Option<Vec<String>>, Error> {
+                let mut out = Vec::new();
+                let mut one = Vec::new();
+                for t in list {
+                    one.clear();
+                    probe.tokens_into(conn, t, &mut one)?;
+                    match one.as_slice() {
+                        [t] => out.push(t.clone()),
+                        _ => return Ok(None),
+                    }
+                }
+                Ok(Some(out))
+            };
+        let Some(ranked) = map(&mut terms.ranked.iter())? else {
+            return Ok(None);
+        };
+        let Some(phrases) = map(&mut terms.phrases.iter().flatten())? else {
+            return Ok(None);
+        };
+        let Some(excluded) = map(&mut terms.excluded.iter())? else {
+            return Ok(None);
+        };
+        Ok(Some(EarlyTerms {
+            ranked,
+            phrases,
+            excluded,
+        }))
     }
-    // Best first; ties in path and line order so output is stable.
-    scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| a.1.rel.cmp(&b.1.rel))
-            .then_with(|| a.2.cmp(&b.2))
-    });
-    let ranked = scored
-        .into_iter()
-        .map(|(score, f, line, text)| (f, u64::try_from(line).unwrap_or(0), text, score));
-    Ok(super::vector::finish(ranked, req))
+
+    fn query(&self) -> postings::LineQuery<'_> {
+        postings::LineQuery {
+            scored: self
+                .ranked
+                .iter()
+                .chain(&self.phrases)
+                .map(String::as_str)
+                .collect(),
+            any: &self.ranked,
+            all: self.phrases.iter().map(String::as_str).collect(),
+            none: &self.excluded,
+            doc_scored: &self.ranked,
+            weights: (W_BODY, W_SPEAKER),
+        }
+    }
 }
 
 /// The notes a filter-only query (`type:project`, no words) keeps, in path order, each shown by
@@ -314,4 +494,233 @@ fn filtered_notes(mut files: Vec<&FileRef>, req: &SearchRequest) -> SearchOutcom
         ))
     });
     super::vector::finish(shown, req)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::clock::Clock;
+    use crate::store::Store;
+
+    /// A small deterministic generator (xorshift), so every run checks the same cases.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// A few words in most lines (so the 1,000-line cut and its ties matter), rarer ones, stop
+    /// words, and words FTS5's tokenizer splits or folds differently from ours.
+    const COMMON: &[&str] = &["coffee", "meeting", "garden", "train", "paint", "river"];
+    const RARE: &[&str] = &[
+        "zeppelin", "quartz", "mandolin", "ocelot", "saffron", "tundra", "vellum", "wombat",
+    ];
+    const STOP: &[&str] = &["the", "and", "of", "to", "was"];
+    const ODD: &[&str] = &[
+        "café",
+        "naïve",
+        "straße",
+        "İstanbul",
+        "Ⓐbc",
+        "x²",
+        "ǅemal",
+        "σοφός",
+    ];
+    const SPEAKERS: &[&str] = &["Caroline", "Melanie", "coffee", "Jon"];
+
+    /// Writes a generated memory: dated logs of `- HH:MM [Dn:m] Speaker: words` lines (some
+    /// blank, some only a marker), and notes, one of them a project.
+    fn corpus(rng: &mut Rng, files: usize, lines: usize) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for f in 0..files {
+            let mut text = String::new();
+            let path = if f % 5 == 4 {
+                format!("notes/n{f}.md")
+            } else {
+                format!("log/2026-11-{:02}.md", f % 28 + 1)
+            };
+            if path.starts_with("notes/") {
+                let kind = if f % 2 == 0 { "project" } else { "person" };
+                text.push_str(&format!("---\ntype: {kind}\n---\n# Note {f}\n"));
+            }
+            for l in 0..lines {
+                match rng.below(20) {
+                    0 => text.push('\n'),
+                    1 => text.push_str("- 10:00 [D1:1]\n"),
+                    _ => {
+                        let speaker = rng.pick(SPEAKERS);
+                        text.push_str(&format!("- 10:{:02} [D{f}:{l}] {speaker}: ", l % 60));
+                        for _ in 0..1 + rng.below(8) {
+                            let w = match rng.below(10) {
+                                0..=5 => rng.pick(COMMON),
+                                6 => rng.pick(RARE),
+                                7 | 8 => rng.pick(STOP),
+                                _ => rng.pick(ODD),
+                            };
+                            text.push_str(w);
+                            text.push(' ');
+                        }
+                        text.push('\n');
+                    }
+                }
+            }
+            out.push((path, text));
+        }
+        out.sort();
+        out.dedup_by(|a, b| a.0 == b.0);
+        out
+    }
+
+    fn query(rng: &mut Rng) -> SearchRequest {
+        let words: Vec<&str> = COMMON.iter().chain(RARE).chain(ODD).copied().collect();
+        let mut parts = Vec::new();
+        for _ in 0..1 + rng.below(4) {
+            parts.push(rng.pick(&words).to_string());
+        }
+        if rng.below(6) == 0 {
+            parts.push(format!("\"{} {}\"", rng.pick(COMMON), rng.pick(COMMON)));
+        }
+        if rng.below(6) == 0 {
+            parts.push(format!("-{}", rng.pick(COMMON)));
+        }
+        if rng.below(10) == 0 {
+            parts.push("type:project".to_string());
+        }
+        if rng.below(12) == 0 {
+            parts = vec![rng.pick(STOP).to_string()];
+        }
+        let mut req = SearchRequest::new(parts.join(" "));
+        req.mode = super::super::Mode::Ranked;
+        req.limit = match rng.below(4) {
+            0 => None,
+            1 => Some(1 + rng.below(3)),
+            2 => Some(10),
+            _ => Some(50 + rng.below(1200)),
+        };
+        req.files = rng.below(5) == 0;
+        if rng.below(4) == 0 {
+            req.since = Some(jiff::civil::date(2026, 11, 1 + rng.below(20) as i8));
+        }
+        if rng.below(6) == 0 {
+            req.until = Some(jiff::civil::date(2026, 11, 15 + rng.below(10) as i8));
+        }
+        if rng.below(6) == 0 {
+            req.path_glob = Some(["log", "notes/**", "*.md"][rng.below(3)].to_string());
+        }
+        if rng.below(8) == 0 {
+            req.max_bytes = Some(200);
+        }
+        req
+    }
+
+    /// Runs `req` with both scorers and checks they agree to the bit; returns the hit count.
+    fn check(mem: &Memory, req: &SearchRequest) -> usize {
+        let scope = Scope::new(req).unwrap();
+        let run = |s| search_with(mem, mem.corpus(), &scope, req, s);
+        match (run(Scorer::Full), run(Scorer::Early)) {
+            (Ok(full), Ok(early)) => {
+                let key = |o: &SearchOutcome| {
+                    o.hits
+                        .iter()
+                        .map(|h| {
+                            (
+                                h.path.clone(),
+                                h.line,
+                                h.text.clone(),
+                                h.score.map(f64::to_bits),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(key(&full), key(&early), "query {:?}", req.pattern);
+                assert_eq!(full.omitted, early.omitted, "query {:?}", req.pattern);
+                full.hits.len()
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string());
+                0
+            }
+            (a, b) => panic!(
+                "query {:?}: {:?} against {:?}",
+                req.pattern,
+                a.err(),
+                b.err()
+            ),
+        }
+    }
+
+    fn clock() -> Clock {
+        Clock::fixed(
+            "2026-11-30T09:15:00Z".parse().unwrap(),
+            jiff::tz::TimeZone::UTC,
+        )
+    }
+
+    #[test]
+    fn early_scorer_gives_the_full_scorers_answers_on_a_folder() {
+        for seed in [1u64, 7, 42] {
+            let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ seed);
+            let dir = tempfile::tempdir().unwrap();
+            let mem = Memory::init(dir.path(), clock()).unwrap();
+            // Enough lines that common words match well over 1,000 of them.
+            for (path, text) in corpus(&mut rng, 40, 120) {
+                let abs = dir.path().join(&path);
+                std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+                std::fs::write(abs, text).unwrap();
+            }
+            let mut found = 0;
+            for _ in 0..150 {
+                found += check(&mem, &query(&mut rng));
+            }
+            assert!(
+                found > 1000,
+                "the queries found too little to test: {found}"
+            );
+        }
+    }
+
+    #[test]
+    fn early_scorer_gives_the_full_scorers_answers_on_a_store() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let store = std::sync::Arc::new(crate::memstore::MemStore::new());
+        for (path, text) in corpus(&mut rng, 12, 60) {
+            let p = memdir_core::path::MemPath::parse(&path).unwrap();
+            store.write(&p, text.as_bytes()).unwrap();
+        }
+        let mem = Memory::from_store(store, clock()).unwrap();
+        for _ in 0..60 {
+            check(&mem, &query(&mut rng));
+        }
+    }
+
+    #[test]
+    fn early_scorer_follows_a_changed_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mem = Memory::init(dir.path(), clock()).unwrap();
+        let log = dir.path().join("log/2026-11-02.md");
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        std::fs::write(&log, "- coffee garden\n- coffee\n").unwrap();
+        let mut req = SearchRequest::new("coffee garden");
+        req.mode = super::super::Mode::Ranked;
+        assert_eq!(check(&mem, &req), 2);
+        // A different size, so the sync re-reads it at once.
+        std::fs::write(
+            &log,
+            "- train\n\n- coffee river garden\n- coffee\n- garden\n",
+        )
+        .unwrap();
+        assert_eq!(check(&mem, &req), 3);
+    }
 }

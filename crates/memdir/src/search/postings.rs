@@ -1,0 +1,756 @@
+//! Ranked mode's line scorer that stops early: the keyword index's terms kept per term and
+//! file (the `postings` table), scored with upper bounds so that files which cannot reach the
+//! best lines are never decoded.
+//!
+//! It computes exactly what FTS5's `bm25()` computes over the `lines` table (and over `docs`
+//! for a file's own score), with the same statistics, in the same order of floating-point
+//! operations, so its scores are the same to the bit: FTS5 stays the reference
+//! (`ranked::Scorer::Full`) and a test holds the two to the same answers. What it changes is
+//! the work: FTS5 re-tokenizes every matching line to count its terms (the `lines` table keeps
+//! only columns, not positions) and sorts them all, which on a folder of common words is most
+//! of its lines; this scorer reads a few blobs per term and, once it holds as many lines as
+//! ranked mode takes, skips every file whose bound is below the worst of them.
+//!
+//! A file's bound is, for each of the query's terms, the term's IDF times the BM25 term
+//! weight at the best column weight and the fewest tokens of any of the file's lines holding
+//! it. Every floating-point operation in the score is monotone in its inputs under
+//! round-to-nearest, so the computed bound is never below any computed line score in the
+//! file; files are visited by bound, best first, and the visit stops at the first file whose
+//! bound is below the current k-th best score, since no line after it can enter.
+//!
+//! `data` lists, for each line holding the term in row order, the row delta, the term's counts
+//! (body, speaker, unindexed columns), the line-number delta and the line's tokens, as LEB128
+//! varints.
+
+use super::index::db_err;
+use crate::error::Error;
+use rusqlite::{Connection, params};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+
+/// FTS5's BM25 constants.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// How often a term is in one line: in its body, its speaker, and in the columns FTS5 does not
+/// index but still counts when it scores (see [`Counts::freq`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub body: u32,
+    pub speaker: u32,
+    pub unindexed: u32,
+}
+
+impl Counts {
+    fn holds(self) -> bool {
+        self.body + self.speaker > 0
+    }
+
+    fn max(self, o: Counts) -> Counts {
+        Counts {
+            body: self.body.max(o.body),
+            speaker: self.speaker.max(o.speaker),
+            unindexed: self.unindexed.max(o.unindexed),
+        }
+    }
+
+    /// The line's frequency for the term as FTS5's `bm25()` adds it up: one instance per
+    /// occurrence, each weighing its column's weight, in column order. At `detail=column` FTS5
+    /// finds the instances by tokenizing the row again, every column of it: the `UNINDEXED`
+    /// ones too (`file_id`, `line`, and `text`, the raw line), which weigh 1.0 as columns past
+    /// the weights given. So a line whose raw text spells the term (an unstemmed word) counts
+    /// it again there; the shipped ranking was tuned with that, so it is kept.
+    fn freq(self, w_body: f64, w_speaker: f64) -> f64 {
+        let mut f = 0.0;
+        for _ in 0..self.body {
+            f += w_body;
+        }
+        for _ in 0..self.speaker {
+            f += w_speaker;
+        }
+        for _ in 0..self.unindexed {
+            f += 1.0;
+        }
+        f
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// Reads a varint at `*at`; `None` past the end (a damaged blob).
+fn get_varint(data: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = *data.get(*at)?;
+        *at += 1;
+        v |= u64::from(byte & 0x7f).checked_shl(shift)?;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+        shift += 7;
+    }
+}
+
+/// One term's postings in one file, as they are built.
+#[derive(Default)]
+struct TermPost {
+    nrows: u32,
+    doc_tf: u32,
+    most: Counts,
+    dmin: u32,
+    data: Vec<u8>,
+    prev_row: u32,
+    prev_line: u32,
+}
+
+/// A file's postings, built row by row as its lines go into the FTS5 tables.
+#[derive(Default)]
+pub(crate) struct FilePostings {
+    nrows: u32,
+    ntok: u64,
+    doc_len: u64,
+    terms: BTreeMap<String, TermPost>,
+}
+
+impl FilePostings {
+    /// Adds the next row (a line inserted into `lines`), given FTS5's tokens of its columns
+    /// (`unindexed`: of its `file_id`, `line` and `text`).
+    pub fn add_row(
+        &mut self,
+        line: u32,
+        body: &[String],
+        speaker: &[String],
+        unindexed: &[String],
+    ) {
+        let row = self.nrows;
+        self.nrows += 1;
+        let len = u32::try_from(body.len() + speaker.len()).unwrap_or(u32::MAX);
+        self.ntok += u64::from(len);
+        self.doc_len += body.len() as u64;
+        let mut here: Vec<(&str, bool)> = body
+            .iter()
+            .map(|t| (t.as_str(), true))
+            .chain(speaker.iter().map(|t| (t.as_str(), false)))
+            .collect();
+        here.sort_unstable();
+        for t in body {
+            if let Some(p) = self.terms.get_mut(t.as_str()) {
+                p.doc_tf += 1;
+            } else {
+                self.terms.insert(
+                    t.clone(),
+                    TermPost {
+                        doc_tf: 1,
+                        dmin: u32::MAX,
+                        ..TermPost::default()
+                    },
+                );
+            }
+        }
+        let mut i = 0;
+        while i < here.len() {
+            let term = here[i].0;
+            let mut n = Counts {
+                unindexed: u32::try_from(unindexed.iter().filter(|t| *t == term).count())
+                    .unwrap_or(u32::MAX),
+                ..Counts::default()
+            };
+            while i < here.len() && here[i].0 == term {
+                if here[i].1 {
+                    n.body += 1;
+                } else {
+                    n.speaker += 1;
+                }
+                i += 1;
+            }
+            let p = self
+                .terms
+                .entry(term.to_string())
+                .or_insert_with(|| TermPost {
+                    dmin: u32::MAX,
+                    ..TermPost::default()
+                });
+            put_varint(&mut p.data, u64::from(row - p.prev_row));
+            put_varint(&mut p.data, u64::from(n.body));
+            put_varint(&mut p.data, u64::from(n.speaker));
+            put_varint(&mut p.data, u64::from(n.unindexed));
+            put_varint(&mut p.data, u64::from(line - p.prev_line));
+            put_varint(&mut p.data, u64::from(len));
+            p.prev_row = row;
+            p.prev_line = line;
+            p.nrows += 1;
+            p.most = p.most.max(n);
+            p.dmin = p.dmin.min(len);
+        }
+    }
+
+    /// Writes the file's postings and row counts (its `files` row exists).
+    pub fn store(self, tx: &Connection, id: i64, first_row: i64) -> Result<(), Error> {
+        tx.execute(
+            "UPDATE files SET first_row = ?1, nrows = ?2, ntok = ?3, doc_len = ?4 WHERE id = ?5",
+            params![
+                first_row,
+                self.nrows,
+                i64::try_from(self.ntok).unwrap_or(i64::MAX),
+                i64::try_from(self.doc_len).unwrap_or(i64::MAX),
+                id
+            ],
+        )
+        .map_err(db_err)?;
+        let mut st = tx
+            .prepare_cached(
+                "INSERT INTO postings(term, file_id, nrows, doc_tf, bmax, smax, umax, dmin, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )
+            .map_err(db_err)?;
+        for (term, p) in self.terms {
+            st.execute(params![
+                term,
+                id,
+                p.nrows,
+                p.doc_tf,
+                p.most.body,
+                p.most.speaker,
+                p.most.unindexed,
+                p.dmin,
+                p.data
+            ])
+            .map_err(db_err)?;
+        }
+        Ok(())
+    }
+}
+
+/// The BM25 weight of one phrase in one row, as FTS5 computes it.
+fn term_weight(freq: f64, len: f64, avgdl: f64) -> f64 {
+    (freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * len / avgdl))
+}
+
+/// FTS5's IDF for a phrase found in `hits` of `rows` rows.
+fn idf(rows: i64, hits: i64) -> f64 {
+    let idf = (((rows - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
+    if idf <= 0.0 { 1e-6 } else { idf }
+}
+
+/// What a ranked query asks of the lines, in FTS5 tokens.
+pub(crate) struct LineQuery<'a> {
+    /// The phrases of the line expression that score, in FTS5's order: the ranked terms, then
+    /// each phrase's terms (a term in both counts twice, as in FTS5). Excluded terms are
+    /// phrases too but never in a matching line, so they add nothing.
+    pub scored: Vec<&'a str>,
+    /// A matching line holds at least one of these.
+    pub any: &'a [String],
+    /// ... and every one of these ...
+    pub all: Vec<&'a str>,
+    /// ... and none of these.
+    pub none: &'a [String],
+    /// The phrases of a file's own score (the `docs` expression: the ranked terms).
+    pub doc_scored: &'a [String],
+    /// The column weights of `lines`.
+    pub weights: (f64, f64),
+}
+
+/// A line taken as a candidate: its file, line number, rowid in `lines` and BM25 score.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Candidate {
+    pub file_id: i64,
+    pub line: i64,
+    pub rowid: i64,
+    pub score: f64,
+}
+
+/// The statistics of one term.
+struct TermInfo {
+    /// Per file: its postings.
+    files: HashMap<i64, Meta>,
+    line_hits: i64,
+    doc_hits: i64,
+}
+
+struct Meta {
+    doc_tf: i64,
+    most: Counts,
+    dmin: i64,
+    data: Vec<u8>,
+}
+
+/// A file to visit, with its bound.
+struct Visit {
+    file_id: i64,
+    bound: f64,
+}
+
+/// A heap entry: greater is worse, so the heap's top is the entry to drop.
+struct Entry<'p> {
+    score: f64,
+    path: &'p str,
+    row: u32,
+    cand: Candidate,
+}
+
+impl Ord for Entry<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .score
+            .total_cmp(&self.score)
+            .then_with(|| self.path.cmp(other.path))
+            .then_with(|| self.row.cmp(&other.row))
+    }
+}
+
+impl PartialOrd for Entry<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Entry<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Entry<'_> {}
+
+/// What the early-stopping scorer found: the candidate lines, best first (ties in path and
+/// line order), and the `docs` score of every file that holds one.
+pub(crate) struct Found {
+    pub lines: Vec<Candidate>,
+    pub doc_score: HashMap<i64, f64>,
+    /// Files that could hold a matching line, and how many of them were scored (what the
+    /// tests check the stopping with).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
+    pub files: usize,
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
+    pub visited: usize,
+}
+
+/// Scores the lines of the files in `scope` (file id to path) that match `q`, and keeps the
+/// best `keep` (all with `None`), ordered by score, then path, then line.
+pub(crate) fn top_lines(
+    conn: &Connection,
+    q: &LineQuery<'_>,
+    scope: &HashMap<i64, &str>,
+    keep: Option<usize>,
+) -> Result<Found, Error> {
+    let (docs, lines, line_tokens, doc_tokens): (i64, i64, i64, i64) = conn
+        .query_row(
+            "SELECT count(*), coalesce(sum(nrows), 0), coalesce(sum(ntok), 0),
+                    coalesce(sum(doc_len), 0) FROM files",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .map_err(db_err)?;
+    let empty = Found {
+        lines: Vec::new(),
+        doc_score: HashMap::new(),
+        files: 0,
+        visited: 0,
+    };
+    if lines == 0 || keep == Some(0) {
+        return Ok(empty);
+    }
+    // Every distinct term the query names, with its postings.
+    let mut names: Vec<&str> = q
+        .any
+        .iter()
+        .map(String::as_str)
+        .chain(q.all.iter().copied())
+        .chain(q.none.iter().map(String::as_str))
+        .chain(q.doc_scored.iter().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut info = Vec::with_capacity(names.len());
+    {
+        let mut st = conn
+            .prepare_cached(
+                "SELECT file_id, nrows, doc_tf, bmax, smax, umax, dmin, data
+                 FROM postings WHERE term = ?1",
+            )
+            .map_err(db_err)?;
+        for term in &names {
+            let mut t = TermInfo {
+                files: HashMap::new(),
+                line_hits: 0,
+                doc_hits: 0,
+            };
+            let rows = st
+                .query_map([term], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        Meta {
+                            doc_tf: r.get(2)?,
+                            most: Counts {
+                                body: r.get(3)?,
+                                speaker: r.get(4)?,
+                                unindexed: r.get(5)?,
+                            },
+                            dmin: r.get(6)?,
+                            data: r.get(7)?,
+                        },
+                    ))
+                })
+                .map_err(db_err)?;
+            for row in rows {
+                let (file, nrows, meta) = row.map_err(db_err)?;
+                t.line_hits += nrows;
+                t.doc_hits += i64::from(meta.doc_tf > 0);
+                t.files.insert(file, meta);
+            }
+            info.push(t);
+        }
+    }
+    let at = |term: &str| names.binary_search(&term).unwrap_or(0);
+    let any: Vec<usize> = q.any.iter().map(|t| at(t)).collect();
+    let all: Vec<usize> = q.all.iter().map(|t| at(t)).collect();
+    let none: Vec<usize> = q.none.iter().map(|t| at(t)).collect();
+    let scored: Vec<(usize, f64)> = q
+        .scored
+        .iter()
+        .map(|t| {
+            let i = at(t);
+            (i, idf(lines, info[i].line_hits))
+        })
+        .collect();
+    let avgdl = line_tokens as f64 / lines as f64;
+    let (w_body, w_speaker) = q.weights;
+
+    // The files that can hold a matching line, best bound first.
+    let mut visits: Vec<Visit> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for &i in &any {
+        for &file in info[i].files.keys() {
+            if !seen.insert(file) || !scope.contains_key(&file) {
+                continue;
+            }
+            if !all.iter().all(|&j| info[j].files.contains_key(&file)) {
+                continue;
+            }
+            let mut bound = 0.0;
+            for &(j, idf) in &scored {
+                if let Some(m) = info[j].files.get(&file) {
+                    let f = m.most.freq(w_body, w_speaker);
+                    bound += idf * term_weight(f, m.dmin as f64, avgdl);
+                }
+            }
+            visits.push(Visit {
+                file_id: file,
+                bound,
+            });
+        }
+    }
+    visits.sort_by(|a, b| b.bound.total_cmp(&a.bound));
+
+    let mut heap: BinaryHeap<Entry<'_>> = BinaryHeap::new();
+    let mut all_found: Vec<Entry<'_>> = Vec::new();
+    // Per row of the file being scored: (line, tokens, columns per distinct term).
+    let nterms = names.len();
+    let mut cols: Vec<Counts> = Vec::new();
+    let mut meta: Vec<(u32, u32)> = Vec::new();
+    let mut touched: Vec<u32> = Vec::new();
+    let mut visited = 0;
+    for v in &visits {
+        if let (Some(k), Some(worst)) = (keep, heap.peek())
+            && heap.len() >= k
+            && v.bound < worst.score
+        {
+            break;
+        }
+        visited += 1;
+        let path = scope.get(&v.file_id).copied().unwrap_or("");
+        let first_row = file_first_row(conn, v.file_id)?;
+        touched.clear();
+        // Decode this file's postings of every term into per-row column bits.
+        let mut file_terms: Vec<Vec<(u32, u32, u32, Counts)>> = Vec::with_capacity(nterms);
+        for t in &info {
+            let mut list = Vec::new();
+            if let Some(m) = t.files.get(&v.file_id) {
+                decode(&m.data, &mut list).ok_or_else(damaged)?;
+            }
+            file_terms.push(list);
+        }
+        let rows = file_terms
+            .iter()
+            .flat_map(|l| l.iter().map(|e| e.0 + 1))
+            .max()
+            .unwrap_or(0) as usize;
+        cols.clear();
+        cols.resize(rows * nterms, Counts::default());
+        meta.clear();
+        meta.resize(rows, (0, 0));
+        for (j, list) in file_terms.iter().enumerate() {
+            for &(row, line, len, n) in list {
+                let r = row as usize;
+                cols[r * nterms + j] = n;
+                meta[r] = (line, len);
+                if any.contains(&j) {
+                    touched.push(row);
+                }
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for &row in &touched {
+            let c = &cols[row as usize * nterms..(row as usize + 1) * nterms];
+            if !all.iter().all(|&j| c[j].holds()) || none.iter().any(|&j| c[j].holds()) {
+                continue;
+            }
+            let (line, len) = meta[row as usize];
+            let mut score = 0.0;
+            for &(j, idf) in &scored {
+                let f = c[j].freq(w_body, w_speaker);
+                score += idf * term_weight(f, f64::from(len), avgdl);
+            }
+            let e = Entry {
+                score,
+                path,
+                row,
+                cand: Candidate {
+                    file_id: v.file_id,
+                    line: i64::from(line),
+                    rowid: first_row + i64::from(row),
+                    score,
+                },
+            };
+            match keep {
+                None => all_found.push(e),
+                Some(k) => {
+                    if heap.len() < k {
+                        heap.push(e);
+                    } else if heap.peek().is_some_and(|w| e < *w) {
+                        heap.pop();
+                        heap.push(e);
+                    }
+                }
+            }
+        }
+    }
+    let mut found = if keep.is_some() {
+        heap.into_vec()
+    } else {
+        all_found
+    };
+    found.sort();
+    let lines: Vec<Candidate> = found.into_iter().map(|e| e.cand).collect();
+
+    // The files' own scores, as `bm25(docs)` over the ranked terms.
+    let doc_avgdl = doc_tokens as f64 / docs as f64;
+    let doc_idf: Vec<(usize, f64)> = q
+        .doc_scored
+        .iter()
+        .map(|t| {
+            let i = at(t);
+            (i, idf(docs, info[i].doc_hits))
+        })
+        .collect();
+    let mut doc_score = HashMap::new();
+    let mut done = std::collections::HashSet::new();
+    for c in &lines {
+        if !done.insert(c.file_id) {
+            continue;
+        }
+        // As `docs MATCH`: a file whose own text holds none of the terms (only its speakers
+        // do) has no file score.
+        let holds = |j: usize| info[j].files.get(&c.file_id).is_some_and(|m| m.doc_tf > 0);
+        if !doc_idf.iter().any(|&(j, _)| holds(j)) {
+            continue;
+        }
+        let len = file_doc_len(conn, c.file_id)? as f64;
+        let mut s = 0.0;
+        for &(j, idf) in &doc_idf {
+            let tf = info[j].files.get(&c.file_id).map_or(0, |m| m.doc_tf);
+            s += idf * term_weight(tf as f64, len, doc_avgdl);
+        }
+        doc_score.insert(c.file_id, s);
+    }
+    Ok(Found {
+        lines,
+        doc_score,
+        files: visits.len(),
+        visited,
+    })
+}
+
+fn damaged() -> Error {
+    Error::Store(crate::store::StoreError::Backend(format!(
+        "search index: a posting list is damaged; delete .memdir/{} to rebuild it",
+        super::index::INDEX_FILE
+    )))
+}
+
+fn file_first_row(conn: &Connection, id: i64) -> Result<i64, Error> {
+    conn.prepare_cached("SELECT first_row FROM files WHERE id = ?1")
+        .and_then(|mut st| st.query_row([id], |r| r.get(0)))
+        .map_err(db_err)
+}
+
+fn file_doc_len(conn: &Connection, id: i64) -> Result<i64, Error> {
+    conn.prepare_cached("SELECT doc_len FROM files WHERE id = ?1")
+        .and_then(|mut st| st.query_row([id], |r| r.get(0)))
+        .map_err(db_err)
+}
+
+/// Decodes one posting list into `(row, line, tokens, counts)`; `None` if it is damaged.
+fn decode(data: &[u8], out: &mut Vec<(u32, u32, u32, Counts)>) -> Option<()> {
+    let (mut at, mut row, mut line) = (0, 0u32, 0u32);
+    let next = |at: &mut usize| u32::try_from(get_varint(data, at)?).ok();
+    while at < data.len() {
+        row = row.checked_add(next(&mut at)?)?;
+        let n = Counts {
+            body: next(&mut at)?,
+            speaker: next(&mut at)?,
+            unindexed: next(&mut at)?,
+        };
+        line = line.checked_add(next(&mut at)?)?;
+        let len = next(&mut at)?;
+        out.push((row, line, len, n));
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::search::index::Index;
+    use crate::search::walk::{FileRef, Held};
+    use memdir_core::tokenize::Tokenizer;
+    use std::sync::Arc;
+
+    fn held(rel: &str, text: &str) -> FileRef {
+        FileRef {
+            rel: rel.to_string(),
+            abs: std::path::PathBuf::new(),
+            date: None,
+            held: Some(Arc::new(Held::new(text.as_bytes().to_vec()))),
+        }
+    }
+
+    #[test]
+    fn line_and_file_scores_are_fts5s_to_the_bit() {
+        let files = vec![
+            held(
+                "a.md",
+                "- coffee garden\n- coffee\n\n- 10:00 [D1:1] Coffee: coffee coffee river\n",
+            ),
+            held(
+                "b.md",
+                "# Notes\n- river café naïve Ⓐbc 3 River\n- Jon: river\n- a b c\n",
+            ),
+            held("c.md", "---\n"),
+        ];
+        let tok = Tokenizer::new();
+        let mut index = Index::open(None).unwrap();
+        index.sync(&files, &tok).unwrap();
+        let ranked = vec!["coffee".to_string(), "river".to_string()];
+        let q = LineQuery {
+            scored: vec!["coffee", "river"],
+            any: &ranked,
+            all: Vec::new(),
+            none: &[],
+            doc_scored: &ranked,
+            weights: (1.0, 0.2),
+        };
+        let scope: HashMap<i64, &str> = [(1, "a.md"), (2, "b.md"), (3, "c.md")].into();
+        let found = top_lines(&index.conn, &q, &scope, None).unwrap();
+        let mut st = index
+            .conn
+            .prepare("SELECT rowid, bm25(lines, 1, 0.2) FROM lines WHERE lines MATCH '\"coffee\" OR \"river\"'")
+            .unwrap();
+        let fts: HashMap<i64, f64> = st
+            .query_map([], |r| Ok((r.get(0)?, -r.get::<_, f64>(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(found.lines.len(), fts.len());
+        for c in &found.lines {
+            assert_eq!(
+                c.score.to_bits(),
+                fts[&c.rowid].to_bits(),
+                "{c:?} against {}",
+                fts[&c.rowid]
+            );
+        }
+        let mut st = index
+            .conn
+            .prepare(
+                "SELECT file_id, bm25(docs) FROM docs WHERE docs MATCH '\"coffee\" OR \"river\"'",
+            )
+            .unwrap();
+        let docs: HashMap<i64, f64> = st
+            .query_map([], |r| Ok((r.get(0)?, -r.get::<_, f64>(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(found.doc_score.len(), docs.len());
+        for (id, s) in &found.doc_score {
+            assert_eq!(
+                s.to_bits(),
+                docs[id].to_bits(),
+                "file {id}: {s} against {}",
+                docs[id]
+            );
+        }
+    }
+
+    #[test]
+    fn stops_at_the_first_file_that_cannot_place_a_line() {
+        // Ten files where "ocelot" is one word of a short line, ninety where it sits in long
+        // lines: once ten lines are kept, the long-line files' bounds are below all of them.
+        let mut files = Vec::new();
+        for f in 0..100 {
+            let text = if f < 10 {
+                "- ocelot river\n".repeat(3)
+            } else {
+                "- ocelot garden train paint coffee meeting river bridge lamp\n".repeat(3)
+            };
+            files.push(held(&format!("f{f:03}.md"), &text));
+        }
+        let tok = Tokenizer::new();
+        let mut index = Index::open(None).unwrap();
+        index.sync(&files, &tok).unwrap();
+        let ranked = vec!["ocelot".to_string()];
+        let q = LineQuery {
+            scored: vec!["ocelot"],
+            any: &ranked,
+            all: Vec::new(),
+            none: &[],
+            doc_scored: &ranked,
+            weights: (1.0, 0.2),
+        };
+        let scope: HashMap<i64, &str> = (1..=100).map(|id| (id, "")).collect();
+        let found = top_lines(&index.conn, &q, &scope, Some(10)).unwrap();
+        assert_eq!(found.files, 100);
+        assert_eq!(found.lines.len(), 10);
+        assert!(found.visited < 20, "visited {} of 100 files", found.visited);
+        let all = top_lines(&index.conn, &q, &scope, None).unwrap();
+        assert_eq!((all.visited, all.lines.len()), (100, 300));
+    }
+
+    #[test]
+    fn varints_round_trip() {
+        let mut buf = Vec::new();
+        let values = [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX];
+        for v in values {
+            put_varint(&mut buf, v);
+        }
+        let mut at = 0;
+        for v in values {
+            assert_eq!(get_varint(&buf, &mut at), Some(v));
+        }
+        assert_eq!(get_varint(&buf, &mut at), None);
+    }
+}
