@@ -98,6 +98,41 @@ fn log_appends_timestamped_lines_in_local_time() {
         .assert()
         .success();
     assert_eq!(f.get("log/2026-12-01.md"), "- 05:00 late\n");
+    // A POSIX rule and a zone under TZDIR are understood too (the zone file is read directly,
+    // the rule goes to jiff), and a TZ that climbs out of the zone folder is never read.
+    let zones = tempfile::tempdir().unwrap();
+    std::fs::create_dir(zones.path().join("My")).unwrap();
+    std::fs::copy(
+        "/usr/share/zoneinfo/Asia/Kolkata",
+        zones.path().join("My/Zone"),
+    )
+    .unwrap();
+    for (tz, tzdir, want) in [
+        ("EST5", None, "- 15:00 at"),
+        ("My/Zone", Some(zones.path()), "- 01:30 at"),
+    ] {
+        let mut cmd = f.cmd();
+        if let Some(d) = tzdir {
+            cmd.env("TZDIR", d);
+        }
+        cmd.env("TZ", tz)
+            .env("MEMDIR_NOW", "2026-11-30T20:00:00Z")
+            .args(["log", "at", tz])
+            .assert()
+            .success();
+        let all = f.get("log/2026-11-30.md") + &f.get("log/2026-12-01.md");
+        assert!(all.contains(&format!("{want} {tz}\n")), "{tz}: {all}");
+    }
+    let a = f
+        .cmd()
+        .env("TZ", "../../../etc/passwd")
+        .args(["log", "climb"])
+        .assert()
+        .success();
+    assert!(
+        String::from_utf8_lossy(&a.get_output().stderr).contains("is not a known time zone"),
+        "{a:?}"
+    );
 }
 
 #[test]

@@ -505,8 +505,14 @@ impl Store for FolderStore {
             if is_hidden_internal(name) {
                 continue;
             }
-            // Follow in-root symlinks; skip ones that lead out or dangle.
-            let Ok(meta) = d.metadata(name) else { continue };
+            // Follow in-root symlinks; skip ones that lead out or dangle. Anything else is
+            // stat'ed beside its folder's handle (one `statx`): following a name safely costs an
+            // open, a stat and a close, which `context` paid for each of a year's 365 logs.
+            let meta = match ent.file_type() {
+                Ok(t) if !t.is_symlink() => ent.metadata(),
+                _ => d.metadata(name),
+            };
+            let Ok(meta) = meta else { continue };
             let Ok(path) = dir.join(name) else { continue };
             let kind = if meta.is_dir() {
                 EntryKind::Dir
