@@ -63,6 +63,24 @@ impl PgVectors {
         self.bridge.run(f(self.db.clone(), self.build))
     }
 
+    /// Rows of `table` (`vector_files` or `vector_chunks`) in the build this store reads.
+    fn count_rows(&self, table: &'static str) -> Result<usize, StoreError> {
+        self.call(move |db, build| async move {
+            let c = db.conn().await?;
+            let n: i64 = c
+                .query_one(
+                    &format!(
+                        "SELECT count(*) FROM memdir.{table} WHERE tenant = $1 AND build = {BUILD}"
+                    ),
+                    &[&db.tenant, &build],
+                )
+                .await
+                .map_err(db_err)?
+                .get(0);
+            Ok(usize::try_from(n).unwrap_or(0))
+        })
+    }
+
     fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -106,10 +124,6 @@ async fn begin_write(
 /// The build a read looks at, as an SQL expression over `$1` (tenant) and `$2` (a build or NULL).
 const BUILD: &str =
     "coalesce($2::bigint, coalesce((SELECT build FROM memdir.vector_live WHERE tenant = $1), 0))";
-
-fn count(n: i64) -> usize {
-    usize::try_from(n).unwrap_or(0)
-}
 
 impl VectorStore for PgVectors {
     fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
@@ -263,37 +277,11 @@ impl VectorStore for PgVectors {
     }
 
     fn file_count(&self) -> Result<usize, StoreError> {
-        self.call(|db, build| async move {
-            let c = db.conn().await?;
-            let n: i64 = c
-                .query_one(
-                    &format!(
-                        "SELECT count(*) FROM memdir.vector_files WHERE tenant = $1 AND build = {BUILD}"
-                    ),
-                    &[&db.tenant, &build],
-                )
-                .await
-                .map_err(db_err)?
-                .get(0);
-            Ok(count(n))
-        })
+        self.count_rows("vector_files")
     }
 
     fn chunk_count(&self) -> Result<usize, StoreError> {
-        self.call(|db, build| async move {
-            let c = db.conn().await?;
-            let n: i64 = c
-                .query_one(
-                    &format!(
-                        "SELECT count(*) FROM memdir.vector_chunks WHERE tenant = $1 AND build = {BUILD}"
-                    ),
-                    &[&db.tenant, &build],
-                )
-                .await
-                .map_err(db_err)?
-                .get(0);
-            Ok(count(n))
-        })
+        self.count_rows("vector_chunks")
     }
 
     fn scan(&self, visit: &mut ChunkVisit<'_>) -> Result<(), StoreError> {

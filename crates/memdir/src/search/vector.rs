@@ -64,9 +64,13 @@ CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 ";
 
 fn db_err(e: rusqlite::Error) -> Error {
-    Error::Store(StoreError::Backend(format!(
+    Error::Store(store_err(e))
+}
+
+fn store_err(e: rusqlite::Error) -> StoreError {
+    StoreError::Backend(format!(
         "vector index: {e}; run `memdir reindex` or delete .memdir/{VECTOR_FILE}"
-    )))
+    ))
 }
 
 fn embed_err(e: memdir_embed::EmbedError) -> Error {
@@ -282,13 +286,6 @@ impl SqliteVectors {
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-fn store_err(e: rusqlite::Error) -> StoreError {
-    match db_err(e) {
-        Error::Store(s) => s,
-        other => StoreError::Backend(other.to_string()),
     }
 }
 
