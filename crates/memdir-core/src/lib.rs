@@ -17,6 +17,7 @@ pub mod chat;
 pub mod config;
 pub mod consolidate;
 pub mod context;
+pub mod dates;
 pub mod day;
 pub mod duration;
 pub mod edit;

@@ -19,11 +19,11 @@
 //! Max-normalised fusion (the earlier default) and reciprocal rank fusion are kept for
 //! comparison (see BENCHMARKS.md).
 
-use super::dates::query_days;
 use super::walk::{FileRef, Scope};
 use super::{SearchOutcome, SearchRequest, ranked, vector};
 use crate::error::Error;
 use crate::memory::Memory;
+use memdir_core::dates::query_days;
 use std::collections::HashMap;
 
 /// Keyword results taken before fusion.

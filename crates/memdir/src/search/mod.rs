@@ -24,7 +24,6 @@
 //! ```
 
 mod chunk;
-mod dates;
 mod grep;
 mod hybrid;
 mod index;

@@ -9,8 +9,10 @@ use jiff::civil::Date;
 
 /// A query's days: `first..=last`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Days {
+pub struct Days {
+    /// The first day named.
     pub first: Date,
+    /// The last day named.
     pub last: Date,
 }
 
@@ -97,7 +99,7 @@ fn one_day(y: i16, m: i8, d: i8) -> Option<Days> {
 /// The days a query names, if it names any: the first absolute date (`9 November, 2022`,
 /// `November 9, 2022`, `8th December 2023`, `2022-11-09`, `May 2023`), else a span relative to
 /// `today` (`today`, `yesterday`, `this week`, `last week`, `last month`).
-pub(crate) fn query_days(query: &str, today: Date) -> Option<Days> {
+pub fn query_days(query: &str, today: Date) -> Option<Days> {
     // Split "December 1,2023" into its parts as well as on spaces.
     let words: Vec<&str> = query
         .split(|c: char| c.is_whitespace() || c == ',')
