@@ -46,6 +46,8 @@ pub use local::StaticEmbedder;
 #[cfg(feature = "local-model")]
 mod static_model;
 #[cfg(feature = "local-model")]
+mod tokenizer;
+#[cfg(feature = "local-model")]
 pub use static_model::StaticEmbedder;
 
 #[cfg_attr(feature = "endpoint", path = "endpoint.rs")]

@@ -136,7 +136,7 @@ impl LocalEmbedder {
         let config: BertConfig = serde_json::from_slice(&config_bytes)
             .map_err(|e| model_err(dir, format!("config.json is not a BERT config: {e}")))?;
         let tokenizer_bytes = read(dir, "tokenizer.json")?;
-        let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes)
+        let mut tokenizer = crate::tokenizer::parse(&tokenizer_bytes)
             .map_err(|e| model_err(dir, format!("tokenizer.json is unusable: {e}")))?;
         let max_tokens = max_seq_length(dir)
             .unwrap_or(DEFAULT_MAX_TOKENS)

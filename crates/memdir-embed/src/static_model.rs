@@ -15,9 +15,13 @@
 //! A text with no known token (empty, or only unknown characters) gets the zero vector, as in
 //! the reference.
 
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::OnceLock;
 
-use safetensors::{Dtype, SafeTensors};
+use safetensors::Dtype;
+use safetensors::tensor::{Metadata, TensorInfo};
 use tokenizers::models::ModelWrapper;
 use tokenizers::{Tokenizer, TruncationParams};
 
@@ -36,8 +40,8 @@ struct StaticConfig {
 
 /// A Model2Vec static embedder loaded from a local directory.
 pub struct StaticEmbedder {
-    /// Row-major `rows × dimensions` vectors.
-    vectors: Vec<f32>,
+    /// The `rows × dimensions` vectors.
+    matrix: Matrix,
     /// Token id to row, when the model shares rows between tokens.
     mapping: Option<Vec<usize>>,
     /// A scale per token id, when the model has one.
@@ -45,7 +49,12 @@ pub struct StaticEmbedder {
     dimensions: usize,
     tokenizer: Tokenizer,
     unk: Option<u32>,
-    max_chars: usize,
+    /// `max_length` from the config: the most tokens a text keeps, and (times the median
+    /// token length) the most characters.
+    max_length: usize,
+    /// `max_length` × the median token length, worked out the first time a text is long
+    /// enough to need it (a text of at most `max_length` characters is never cut).
+    max_chars: OnceLock<usize>,
     model_id: String,
 }
 
@@ -59,13 +68,8 @@ impl std::fmt::Debug for StaticEmbedder {
 }
 
 /// A tensor's values as `f32`, whatever float type the file stores.
-fn floats(
-    dir: &Path,
-    name: &str,
-    view: &safetensors::tensor::TensorView<'_>,
-) -> Result<Vec<f32>, EmbedError> {
-    let data = view.data();
-    Ok(match view.dtype() {
+fn floats(dir: &Path, name: &str, dtype: Dtype, data: &[u8]) -> Result<Vec<f32>, EmbedError> {
+    Ok(match dtype {
         Dtype::F32 => data
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -93,12 +97,8 @@ fn floats(
 }
 
 /// Integer indices (the `mapping` tensor).
-fn indices(
-    dir: &Path,
-    view: &safetensors::tensor::TensorView<'_>,
-) -> Result<Vec<usize>, EmbedError> {
-    let data = view.data();
-    let out: Vec<i64> = match view.dtype() {
+fn indices(dir: &Path, dtype: Dtype, data: &[u8]) -> Result<Vec<usize>, EmbedError> {
+    let out: Vec<i64> = match dtype {
         Dtype::I64 => data
             .chunks_exact(8)
             .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
@@ -125,9 +125,18 @@ fn indices(
 /// The median length in characters of the vocabulary's tokens, rounded down as `model2vec`'s
 /// `int(np.median(...))` does.
 fn median_token_length(tokenizer: &Tokenizer) -> usize {
-    let mut lens: Vec<usize> = tokenizer
-        .get_vocab(true)
-        .keys()
+    // The vocabulary's token strings with the added ones (as `get_vocab(true)` gives them),
+    // by id, without building a map of them.
+    let model = tokenizer.get_vocab_size(false);
+    let added = tokenizer.get_added_tokens_decoder();
+    let mut lens: Vec<usize> = (0..model as u32)
+        .filter_map(|id| tokenizer.id_to_token(id))
+        .chain(
+            added
+                .iter()
+                .filter(|(id, _)| **id as usize >= model)
+                .map(|(_, t)| t.content.clone()),
+        )
         .map(|t| t.chars().count())
         .collect();
     if lens.is_empty() {
@@ -143,6 +152,147 @@ fn median_token_length(tokenizer: &Tokenizer) -> usize {
     median.max(1)
 }
 
+/// A query embeds a handful of tokens; past this many in one call the whole matrix is read
+/// (once) rather than a row at a time.
+const ROWS_READ_ONE_BY_ONE: usize = 2048;
+
+/// The embedding matrix. Little-endian `f32` rows (as Model2Vec ships them) stay in the file
+/// until needed, so loading costs nothing: a query reads its few rows with positioned reads, and
+/// the first batch (an index build) reads the whole matrix once. Other float types are
+/// converted when the model is loaded.
+enum Matrix {
+    Converted(Vec<f32>),
+    InFile {
+        file: File,
+        /// Where the first row starts in the file.
+        start: u64,
+        rows: usize,
+        dimensions: usize,
+        whole: OnceLock<Result<Vec<f32>, String>>,
+    },
+}
+
+/// Where [`StaticEmbedder::pool`] finds rows: the whole matrix in memory, or the file.
+enum Rows<'a> {
+    All(&'a [f32]),
+    File(&'a File, u64),
+}
+
+impl Matrix {
+    /// The rows for a call that will look up `lookups` of them.
+    fn rows(&self, lookups: usize) -> Result<Rows<'_>, EmbedError> {
+        match self {
+            Matrix::Converted(v) => Ok(Rows::All(v)),
+            Matrix::InFile { file, start, .. } if lookups <= ROWS_READ_ONE_BY_ONE => {
+                if let Some(Ok(v)) = self.loaded() {
+                    return Ok(Rows::All(v));
+                }
+                Ok(Rows::File(file, *start))
+            }
+            Matrix::InFile {
+                file,
+                start,
+                rows,
+                dimensions,
+                whole,
+            } => {
+                let loaded = whole.get_or_init(|| {
+                    let mut bytes = vec![0u8; rows * dimensions * 4];
+                    file.read_exact_at(&mut bytes, *start)
+                        .map_err(|e| format!("cannot read model.safetensors: {e}"))?;
+                    Ok(bytes
+                        .chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                        .collect())
+                });
+                match loaded {
+                    Ok(v) => Ok(Rows::All(v)),
+                    Err(e) => Err(EmbedError::Inference(e.clone())),
+                }
+            }
+        }
+    }
+
+    fn loaded(&self) -> Option<&Result<Vec<f32>, String>> {
+        match self {
+            Matrix::Converted(_) => None,
+            Matrix::InFile { whole, .. } => whole.get(),
+        }
+    }
+}
+
+/// The file's header: where each tensor's bytes are, after the header.
+struct Header {
+    metadata: Metadata,
+    /// The offset of the data section in the file.
+    data_start: u64,
+}
+
+impl Header {
+    /// Reads and checks the header of `model.safetensors` (as `SafeTensors::deserialize`
+    /// would, without reading the tensors).
+    fn read(dir: &Path, file: &File) -> Result<Header, EmbedError> {
+        let unusable = |why: &str| model_err(dir, format!("model.safetensors is unusable: {why}"));
+        let file_len = file
+            .metadata()
+            .map_err(|e| model_err(dir, format!("cannot read model.safetensors: {e}")))?
+            .len();
+        let mut n = [0u8; 8];
+        file.read_exact_at(&mut n, 0)
+            .map_err(|_| unusable("the file is too short for a header"))?;
+        let n = u64::from_le_bytes(n);
+        // safetensors' own limit on a header's size.
+        if n > 100_000_000 || 8 + n > file_len {
+            return Err(unusable("the header's length is wrong"));
+        }
+        let mut header = vec![0u8; n as usize];
+        file.read_exact_at(&mut header, 8)
+            .map_err(|e| model_err(dir, format!("cannot read model.safetensors: {e}")))?;
+        let metadata: Metadata =
+            serde_json::from_slice(&header).map_err(|e| unusable(&e.to_string()))?;
+        let end = metadata
+            .tensors()
+            .values()
+            .map(|t| t.data_offsets.1)
+            .max()
+            .unwrap_or(0);
+        if 8 + n + end as u64 != file_len {
+            return Err(unusable("the file's length does not match its header"));
+        }
+        Ok(Header {
+            metadata,
+            data_start: 8 + n,
+        })
+    }
+
+    fn info(&self, name: &str) -> Option<&TensorInfo> {
+        self.metadata.info(name)
+    }
+
+    /// A (small) tensor's bytes.
+    fn bytes(&self, dir: &Path, file: &File, info: &TensorInfo) -> Result<Vec<u8>, EmbedError> {
+        let (from, to) = info.data_offsets;
+        let mut out = vec![0u8; to - from];
+        file.read_exact_at(&mut out, self.data_start + from as u64)
+            .map_err(|e| model_err(dir, format!("cannot read model.safetensors: {e}")))?;
+        Ok(out)
+    }
+}
+
+/// The part of the model id that changes with its files: the configuration, the tokenizer, and
+/// the weights' length with their first and last 64 KiB.
+fn fingerprint(config: &[u8], tokenizer: &[u8], weights: &File, len: u64) -> std::io::Result<u64> {
+    let mut h = fnv1a(FNV_OFFSET, config);
+    h = fnv1a(h, tokenizer);
+    h = fnv1a(h, &len.to_le_bytes());
+    let edge = len.min(1 << 16);
+    let mut buf = vec![0u8; edge as usize];
+    weights.read_exact_at(&mut buf, 0)?;
+    h = fnv1a(h, &buf);
+    weights.read_exact_at(&mut buf, len - edge)?;
+    Ok(fnv1a(h, &buf))
+}
+
 impl StaticEmbedder {
     /// Loads `model.safetensors` (an `embeddings` tensor, tokens × dimensions), `tokenizer.json`
     /// and `config.json` from `model_dir`.
@@ -153,8 +303,27 @@ impl StaticEmbedder {
             .map_err(|e| model_err(dir, format!("config.json is not a model2vec config: {e}")))?;
         let max_length = config.max_length.unwrap_or(DEFAULT_MAX_LENGTH).max(1);
         let tokenizer_bytes = read(dir, "tokenizer.json")?;
-        let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes)
-            .map_err(|e| model_err(dir, format!("tokenizer.json is unusable: {e}")))?;
+        let file = File::open(dir.join("model.safetensors"))
+            .map_err(|e| model_err(dir, format!("cannot read model.safetensors: {e}")))?;
+        let weights_len = file
+            .metadata()
+            .map_err(|e| model_err(dir, format!("cannot read model.safetensors: {e}")))?
+            .len();
+        // The two costs of a load, side by side: the tokenizer's vocabulary, and the model's
+        // fingerprint (a hash of the files, for the model id).
+        let (tokenizer, fingerprint) = std::thread::scope(|s| {
+            let hashed =
+                s.spawn(|| fingerprint(&config_bytes, &tokenizer_bytes, &file, weights_len));
+            let tokenizer = crate::tokenizer::parse(&tokenizer_bytes);
+            let hashed = hashed
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (tokenizer, hashed)
+        });
+        let mut tokenizer =
+            tokenizer.map_err(|e| model_err(dir, format!("tokenizer.json is unusable: {e}")))?;
+        let fingerprint = fingerprint
+            .map_err(|e| model_err(dir, format!("cannot read model.safetensors: {e}")))?;
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
@@ -162,31 +331,47 @@ impl StaticEmbedder {
                 ..Default::default()
             }))
             .map_err(|e| model_err(dir, format!("cannot set truncation: {e}")))?;
-        let weights_bytes = read(dir, "model.safetensors")?;
-        let file = SafeTensors::deserialize(&weights_bytes)
-            .map_err(|e| model_err(dir, format!("model.safetensors is unusable: {e}")))?;
-        let emb = file.tensor("embeddings").map_err(|_| {
+        let header = Header::read(dir, &file)?;
+        let emb = header.info("embeddings").ok_or_else(|| {
             model_err(
                 dir,
                 "model.safetensors has no `embeddings` tensor; is this a model2vec model?",
             )
         })?;
-        let [rows, dimensions] = emb.shape() else {
+        let [rows, dimensions] = emb.shape[..] else {
             return Err(model_err(
                 dir,
                 "model.safetensors: `embeddings` is not a matrix",
             ));
         };
-        let (rows, dimensions) = (*rows, *dimensions);
-        let vectors = floats(dir, "embeddings", &emb)?;
-        let vocab = tokenizer.get_vocab_size(true);
-        let mapping = match file.tensor("mapping") {
-            Ok(view) => Some(indices(dir, &view)?),
-            Err(_) => None,
+        let matrix = match emb.dtype {
+            Dtype::F32 => Matrix::InFile {
+                file: file.try_clone().map_err(|e| model_err(dir, e))?,
+                start: header.data_start + emb.data_offsets.0 as u64,
+                rows,
+                dimensions,
+                whole: OnceLock::new(),
+            },
+            dtype => Matrix::Converted(floats(
+                dir,
+                "embeddings",
+                dtype,
+                &header.bytes(dir, &file, emb)?,
+            )?),
         };
-        let weights = match file.tensor("weights") {
-            Ok(view) => Some(floats(dir, "weights", &view)?),
-            Err(_) => None,
+        let vocab = vocabulary_size(&tokenizer);
+        let mapping = match header.info("mapping") {
+            Some(info) => Some(indices(dir, info.dtype, &header.bytes(dir, &file, info)?)?),
+            None => None,
+        };
+        let weights = match header.info("weights") {
+            Some(info) => Some(floats(
+                dir,
+                "weights",
+                info.dtype,
+                &header.bytes(dir, &file, info)?,
+            )?),
+            None => None,
         };
         // Every token id must land on a row, so embedding never indexes out of bounds.
         match &mapping {
@@ -213,26 +398,15 @@ impl StaticEmbedder {
             ));
         }
         let unk = tokenizer_unk(&tokenizer);
-        let max_chars = max_length.saturating_mul(median_token_length(&tokenizer));
-        let fingerprint = {
-            let mut h = fnv1a(FNV_OFFSET, &config_bytes);
-            h = fnv1a(h, &tokenizer_bytes);
-            h = fnv1a(h, &(weights_bytes.len() as u64).to_le_bytes());
-            let head = weights_bytes.len().min(1 << 16);
-            h = fnv1a(h, &weights_bytes[..head]);
-            fnv1a(
-                h,
-                &weights_bytes[weights_bytes.len().saturating_sub(1 << 16)..],
-            )
-        };
         Ok(Self {
-            vectors,
+            matrix,
             mapping,
             weights,
             dimensions,
             tokenizer,
             unk,
-            max_chars,
+            max_length,
+            max_chars: OnceLock::new(),
             model_id: format!(
                 "{}@{:012x}",
                 model_name(dir),
@@ -241,37 +415,75 @@ impl StaticEmbedder {
         })
     }
 
-    fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let cut = match text.char_indices().nth(self.max_chars) {
-            Some((at, _)) => &text[..at],
+    /// The token ids of a text that carry meaning: cut as the reference cuts it, without
+    /// special tokens, the unknown token dropped.
+    fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        // Every token is at least one character, so the median is at least 1.
+        let cut = match text.char_indices().nth(self.max_length) {
             None => text,
+            Some(_) => {
+                let max_chars = *self.max_chars.get_or_init(|| {
+                    self.max_length
+                        .saturating_mul(median_token_length(&self.tokenizer))
+                });
+                match text.char_indices().nth(max_chars) {
+                    Some((at, _)) => &text[..at],
+                    None => text,
+                }
+            }
         };
         let enc = self
             .tokenizer
             .encode_fast(cut, false)
             .map_err(|e| EmbedError::Inference(format!("cannot tokenize: {e}")))?;
-        let mut sum = vec![0f32; self.dimensions];
+        Ok(enc
+            .get_ids()
+            .iter()
+            .copied()
+            .filter(|&id| Some(id) != self.unk)
+            .collect())
+    }
+
+    /// The mean of the tokens' rows (each scaled by its weight), at unit length.
+    fn pool(&self, ids: &[u32], rows: &Rows<'_>) -> Result<Vec<f32>, EmbedError> {
+        let d = self.dimensions;
+        let mut sum = vec![0f32; d];
+        let mut row_bytes = Vec::new();
         let mut n = 0usize;
-        for &id in enc.get_ids() {
-            if Some(id) == self.unk {
-                continue;
-            }
+        for &id in ids {
             let id = id as usize;
             let row = match &self.mapping {
                 Some(m) => m.get(id).copied(),
                 None => Some(id),
             };
-            let Some(v) = row.and_then(|r| {
-                self.vectors
-                    .get(r * self.dimensions..(r + 1) * self.dimensions)
-            }) else {
-                continue;
-            };
             let scale = match &self.weights {
                 Some(w) => w.get(id).copied().unwrap_or(1.0),
                 None => 1.0,
             };
-            sum.iter_mut().zip(v).for_each(|(s, x)| *s += scale * x);
+            let Some(r) = row else { continue };
+            match rows {
+                Rows::All(all) => {
+                    let Some(v) = all.get(r * d..(r + 1) * d) else {
+                        continue;
+                    };
+                    sum.iter_mut().zip(v).for_each(|(s, x)| *s += scale * x);
+                }
+                Rows::File(file, start) => {
+                    if r >= self.matrix_rows() {
+                        continue;
+                    }
+                    row_bytes.resize(d * 4, 0);
+                    file.read_exact_at(&mut row_bytes, start + (r * d * 4) as u64)
+                        .map_err(|e| {
+                            EmbedError::Inference(format!("cannot read model.safetensors: {e}"))
+                        })?;
+                    sum.iter_mut()
+                        .zip(row_bytes.chunks_exact(4))
+                        .for_each(|(s, b)| {
+                            *s += scale * f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+                        });
+                }
+            }
             n += 1;
         }
         if n > 0 {
@@ -281,6 +493,26 @@ impl StaticEmbedder {
         normalize(&mut sum);
         Ok(sum)
     }
+
+    /// How many rows the matrix has.
+    fn matrix_rows(&self) -> usize {
+        match &self.matrix {
+            Matrix::Converted(v) => v.len() / self.dimensions.max(1),
+            Matrix::InFile { rows, .. } => *rows,
+        }
+    }
+}
+
+/// How many token ids the tokenizer can give: the model's vocabulary and the added tokens
+/// (`get_vocab_size(true)` builds the whole vocabulary map to count it).
+fn vocabulary_size(tokenizer: &Tokenizer) -> usize {
+    let added = tokenizer
+        .get_added_tokens_decoder()
+        .keys()
+        .map(|&id| id as usize + 1)
+        .max()
+        .unwrap_or(0);
+    tokenizer.get_vocab_size(false).max(added)
 }
 
 /// The id of the tokenizer model's unknown token, if it has one (a Unigram model has none to
@@ -305,6 +537,50 @@ impl Embedder for StaticEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        texts.iter().map(|t| self.embed_one(t)).collect()
+        let ids = texts
+            .iter()
+            .map(|t| self.token_ids(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows = self.matrix.rows(ids.iter().map(Vec::len).sum())?;
+        ids.iter().map(|ids| self.pool(ids, &rows)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The median as `model2vec` takes it: over every key of the vocabulary with added tokens.
+    fn median_of_the_whole_vocabulary(tokenizer: &Tokenizer) -> usize {
+        let mut lens: Vec<usize> = tokenizer
+            .get_vocab(true)
+            .keys()
+            .map(|t| t.chars().count())
+            .collect();
+        lens.sort_unstable();
+        let n = lens.len();
+        if n % 2 == 1 {
+            lens[n / 2]
+        } else {
+            (lens[n / 2 - 1] + lens[n / 2]) / 2
+        }
+    }
+
+    #[test]
+    fn the_median_token_length_is_the_whole_vocabularys() {
+        let tiny = memdir_test_model::TinyStaticModel::new();
+        let dirs = std::iter::once(tiny.path().to_path_buf())
+            .chain(memdir_test_model::real_static_model());
+        for dir in dirs {
+            let bytes = std::fs::read(dir.join("tokenizer.json")).unwrap();
+            let t = crate::tokenizer::parse(&bytes).unwrap();
+            assert_eq!(
+                median_token_length(&t),
+                median_of_the_whole_vocabulary(&t).max(1),
+                "{}",
+                dir.display()
+            );
+        }
     }
 }

@@ -56,6 +56,27 @@ fn the_mean_of_the_token_vectors_without_special_or_unknown_tokens() -> Result<(
 }
 
 #[test]
+fn a_batch_gives_the_vectors_that_texts_one_at_a_time_do() -> Result<(), EmbedError> {
+    // One text reads its rows from the file as it needs them; a batch of more tokens than a
+    // query ever has reads the whole matrix once. Both must give the same vectors.
+    let tiny = TinyStaticModel::new();
+    let model = load(tiny.path());
+    let texts: Vec<String> = (0..400)
+        .map(|i| format!("ab c {} ba cab {}", "abc ".repeat(i % 7), i % 3))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let one_by_one: Vec<Vec<f32>> = refs
+        .iter()
+        .map(|t| model.embed(&[t]).map(|mut v| v.remove(0)))
+        .collect::<Result<_, _>>()?;
+    let batch = model.embed(&refs)?;
+    assert_eq!(batch, one_by_one);
+    // Once the matrix is in memory, a single text uses it and still agrees.
+    assert_eq!(model.embed(&refs[..1])?[0], one_by_one[0]);
+    Ok(())
+}
+
+#[test]
 fn open_picks_the_static_embedder_by_model_type() -> Result<(), EmbedError> {
     let tiny = TinyStaticModel::new();
     let e = open(&EmbedConfig::Local {

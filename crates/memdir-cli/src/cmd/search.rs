@@ -264,5 +264,9 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         }
     }
     o.flush()?;
+    // The process ends after this: freeing the embedding model (its vocabulary is tens of
+    // thousands of strings) would cost more than a query. Everything the memory wrote is
+    // already on disk; the system closes its files.
+    std::mem::forget(mem);
     Ok(())
 }

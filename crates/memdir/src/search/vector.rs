@@ -257,10 +257,13 @@ impl SqliteVectors {
             .filter(|c| c.busy_timeout(Duration::from_secs(30)).is_ok())
             .filter(|c| c.execute_batch(CREATE).is_ok() && meta_schema_ok(c));
         match usable {
-            Some(conn) => Ok(SqliteVectors {
-                path: path.to_path_buf(),
-                conn: Mutex::new(conn),
-            }),
+            Some(conn) => {
+                map_for_reading(&conn);
+                Ok(SqliteVectors {
+                    path: path.to_path_buf(),
+                    conn: Mutex::new(conn),
+                })
+            }
             None => {
                 let _ = std::fs::remove_file(path);
                 SqliteVectors::create(path)
@@ -287,6 +290,13 @@ impl SqliteVectors {
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Lets SQLite read the index through a memory map: a search reads every vector, and copying
+/// each page out of the page cache was a third of the scan.
+fn map_for_reading(conn: &Connection) {
+    // A hint: without it reads are copies, as before.
+    let _ = conn.pragma_update(None, "mmap_size", 1i64 << 30);
 }
 
 impl VectorStore for SqliteVectors {
