@@ -152,6 +152,9 @@ fn median_token_length(tokenizer: &Tokenizer) -> usize {
     median.max(1)
 }
 
+/// From this many texts in one call, the texts are split across threads.
+const PARALLEL_FROM: usize = 64;
+
 /// A query embeds a handful of tokens; past this many in one call the whole matrix is read
 /// (once) rather than a row at a time.
 const ROWS_READ_ONE_BY_ONE: usize = 2048;
@@ -537,12 +540,36 @@ impl Embedder for StaticEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let ids = texts
-            .iter()
-            .map(|t| self.token_ids(t))
-            .collect::<Result<Vec<_>, _>>()?;
-        let rows = self.matrix.rows(ids.iter().map(Vec::len).sum())?;
-        ids.iter().map(|ids| self.pool(ids, &rows)).collect()
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        if texts.len() < PARALLEL_FROM || threads < 2 {
+            let ids = texts
+                .iter()
+                .map(|t| self.token_ids(t))
+                .collect::<Result<Vec<_>, _>>()?;
+            let rows = self.matrix.rows(ids.iter().map(Vec::len).sum())?;
+            return ids.iter().map(|ids| self.pool(ids, &rows)).collect();
+        }
+        // A batch (an index build): the whole matrix, and the texts split across the cores
+        // (tokenizing is most of the work), in order.
+        let rows = self.matrix.rows(usize::MAX)?;
+        let rows = &rows;
+        std::thread::scope(|s| {
+            let parts: Vec<_> = texts
+                .chunks(texts.len().div_ceil(threads))
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .map(|t| self.pool(&self.token_ids(t)?, rows))
+                            .collect::<Result<Vec<_>, _>>()
+                    })
+                })
+                .collect();
+            let mut out = Vec::with_capacity(texts.len());
+            for part in parts {
+                out.extend(part.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
+            }
+            Ok(out)
+        })
     }
 }
 

@@ -44,6 +44,12 @@ const MAX_EMBEDDED_BYTES: usize = 8 << 20;
 /// Chunks sent to the embedder at once while indexing (it batches further inside).
 const EMBED_GROUP: usize = 256;
 
+/// A group embedded and written in less than this doubles the next group's size...
+const FAST_GROUP: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// ...up to this many chunks.
+const MAX_EMBED_GROUP: usize = 8192;
+
 const CREATE: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
@@ -266,21 +272,28 @@ impl SqliteVectors {
             }
             None => {
                 let _ = std::fs::remove_file(path);
-                SqliteVectors::create(path)
+                SqliteVectors::create(path, false)
             }
         }
     }
 
-    /// Creates an empty index at `path`.
-    fn create(path: &Path) -> Result<SqliteVectors, Error> {
+    /// Creates an empty index at `path`. A `scratch` one (a rebuild's, swapped in only once
+    /// it is complete and synced) keeps no journal on disk and never syncs.
+    fn create(path: &Path, scratch: bool) -> Result<SqliteVectors, Error> {
         let conn = Connection::open(path).map_err(db_err)?;
         conn.busy_timeout(Duration::from_secs(30)).map_err(db_err)?;
-        conn.execute_batch(CREATE).map_err(db_err)?;
-        conn.execute(
+        if scratch {
+            conn.execute_batch("PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY;")
+                .map_err(db_err)?;
+        }
+        let tx = conn.unchecked_transaction().map_err(db_err)?;
+        tx.execute_batch(CREATE).map_err(db_err)?;
+        tx.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)",
             [SCHEMA],
         )
         .map_err(db_err)?;
+        tx.commit().map_err(db_err)?;
         Ok(SqliteVectors {
             path: path.to_path_buf(),
             conn: Mutex::new(conn),
@@ -426,7 +439,20 @@ impl VectorStore for SqliteVectors {
         let path = &self.path;
         let tmp = path.with_file_name(format!("{VECTOR_FILE}.rebuild-{}.tmp", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
-        let filled = SqliteVectors::create(&tmp).and_then(|fresh| fill(&fresh));
+        // Nothing reads the new file before the swap, and a crash leaves only a temp file: no
+        // journal on disk and no sync per group of chunks (84 syncs for 2,760 chunks, half the
+        // build's time), but one sync of the whole file before the swap.
+        let filled = SqliteVectors::create(&tmp, true).and_then(|fresh| fill(&fresh));
+        let filled = filled.and_then(|()| {
+            std::fs::File::open(&tmp)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| {
+                    Error::Store(StoreError::Backend(format!(
+                        "cannot write the new vector index {}: {e}",
+                        tmp.display()
+                    )))
+                })
+        });
         if let Err(e) = filled {
             let _ = std::fs::remove_file(&tmp);
             return Err(e);
@@ -439,9 +465,13 @@ impl VectorStore for SqliteVectors {
                 path.display()
             )))
         })?;
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+        }
         // This handle now names the replaced file: later calls through it go to the new one.
         if let Ok(conn) = Connection::open(path) {
             let _ = conn.busy_timeout(Duration::from_secs(30));
+            map_for_reading(&conn);
             *self.conn() = conn;
         }
         Ok(())
@@ -561,12 +591,16 @@ pub(crate) fn sync(
         progress(0, total);
     }
     // Embed in groups of whole files, writing each group in one transaction, so an
-    // interrupted build keeps what it finished.
+    // interrupted build keeps what it finished. A group that embedded quickly (a static model
+    // embeds 256 chunks in ~25 ms, less than its commit) makes the next one twice as large, so
+    // a fast embedder is not held back by commits and at most a second's work is ever lost.
+    let mut group = EMBED_GROUP;
     let mut start = 0;
     while start < pending.len() {
+        let began = std::time::Instant::now();
         let mut end = start;
         let mut n = 0;
-        while end < pending.len() && (end == start || n + pending[end].2.len() <= EMBED_GROUP) {
+        while end < pending.len() && (end == start || n + pending[end].2.len() <= group) {
             n += pending[end].2.len();
             end += 1;
         }
@@ -596,7 +630,7 @@ pub(crate) fn sync(
             })
             .collect();
         let mut vi = vectors.iter();
-        let group: Vec<FileVectors<'_>> = pending[start..end]
+        let files: Vec<FileVectors<'_>> = pending[start..end]
             .iter()
             .zip(&shown)
             .map(|((file, date, pieces, _), shown)| FileVectors {
@@ -614,12 +648,15 @@ pub(crate) fn sync(
                     .collect(),
             })
             .collect();
-        index.put(&group)?;
-        stats.files_embedded += group.len();
+        index.put(&files)?;
+        stats.files_embedded += files.len();
         stats.chunks_embedded += n;
         done += n as u64;
         progress(done, total);
         start = end;
+        if began.elapsed() < FAST_GROUP {
+            group = (group * 2).min(MAX_EMBED_GROUP);
+        }
     }
     if !touched.is_empty() || !gone.is_empty() {
         index.retouch(&touched, &gone)?;
