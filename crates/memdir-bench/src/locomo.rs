@@ -22,7 +22,8 @@ pub struct Args {
     pub k: usize,
     /// Only these methods (grep, grep-or, ranked, semantic, hybrid, hybrid-rrf), comma-separated.
     /// `hybrid:KEY=V/KEY=V` is a hybrid variant: `fusion=z|max|rrf`, `dense=W`, `near=W`,
-    /// `day=W`, `date=W` (unset keys keep the shipped defaults).
+    /// `day=W`, `date=W`, `speaker=W`, `when=W`, `prf=W`, `rocchio=W`, `fb=N` (feedback lines; unset keys keep
+    /// the shipped defaults).
     #[arg(long, value_delimiter = ',', default_value = "grep,grep-or,ranked")]
     pub methods: Vec<String>,
     /// Keep the generated memory folders here instead of a temp dir.
@@ -74,7 +75,14 @@ fn hybrid_options(method: &str) -> anyhow::Result<Option<memdir::search::HybridO
             "near" => o.w_near = num()?,
             "day" => o.w_day = num()?,
             "date" => o.w_date = num()?,
-            _ => bail!("hybrid variant {kv:?}: keys are fusion, dense, near, day, date"),
+            "speaker" => o.w_speaker = num()?,
+            "when" => o.w_when = num()?,
+            "prf" => o.w_prf = num()?,
+            "rocchio" => o.w_rocchio = num()?,
+            "fb" => o.feedback_lines = num()? as usize,
+            _ => bail!(
+                "hybrid variant {kv:?}: keys are fusion, dense, near, day, date, speaker, when, prf, rocchio, fb"
+            ),
         }
     }
     Ok(Some(o))

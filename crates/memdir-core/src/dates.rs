@@ -176,6 +176,89 @@ pub fn query_days(query: &str, today: Date) -> Option<Days> {
     None
 }
 
+/// True for a question that asks for a time: "When did ...", "what date ...", "how long ago
+/// ...", "since when ...", "what year ...".
+pub fn asks_when(query: &str) -> bool {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        let next = words.get(i + 1).map_or("", String::as_str);
+        match w.as_str() {
+            "when" => true,
+            "what" | "which" => matches!(
+                next,
+                "date" | "day" | "time" | "year" | "month" | "week" | "weekend"
+            ),
+            "how" => next == "long" && words.get(i + 2).is_some_and(|a| a == "ago"),
+            _ => false,
+        }
+    })
+}
+
+/// Words that place an event in time on their own: relative days and spans, weekdays and
+/// months (a month name in a line is nearly always a date).
+const TIME_WORDS: &[&str] = &[
+    "ago",
+    "earlier",
+    "lately",
+    "recently",
+    "today",
+    "tomorrow",
+    "tonight",
+    "yesterday",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// Words that name a span when "last", "next", "this", "past" or "few" comes before them.
+const SPANS: &[&str] = &[
+    "afternoon",
+    "days",
+    "evening",
+    "month",
+    "months",
+    "morning",
+    "night",
+    "summer",
+    "week",
+    "weekend",
+    "weeks",
+    "winter",
+    "year",
+    "years",
+    "spring",
+    "fall",
+    "autumn",
+];
+
+/// True for text that says when something happened: "yesterday", "last week", "two days ago",
+/// "on Friday", "in May", "in 2022". What hybrid search credits in the lines a "when" question
+/// is answered by: a line that tells the time of an event is what such a question asks for.
+pub fn names_time(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        let next = words.get(i + 1).map_or("", String::as_str);
+        TIME_WORDS.contains(&w.as_str())
+            // "may" is also a verb: only a full month name other than it counts alone.
+            || (w != "may" && MONTHS.contains(&w.as_str()))
+            || (matches!(w.as_str(), "last" | "next" | "this" | "past" | "few" | "couple")
+                && SPANS.contains(&next))
+            || year(w).is_some()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,6 +318,48 @@ mod tests {
         check("what happened last month", Some((d(11, 1), d(11, 30))));
         check("todays plan", None);
         check("the mastodon meeting", None);
+    }
+
+    #[test]
+    fn questions_that_ask_when() {
+        for q in [
+            "When did Caroline go to the LGBTQ support group?",
+            "what date is the dentist",
+            "How long ago was Melanie's trip?",
+            "In what year did John move?",
+            "since when have we used sqlite",
+        ] {
+            assert!(asks_when(q), "{q}");
+        }
+        for q in [
+            "What did Caroline research?",
+            "How long is the river?",
+            "what is the time complexity",
+        ] {
+            assert!(!asks_when(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn lines_that_say_when() {
+        for t in [
+            "I went to a support group yesterday",
+            "We moved there last year.",
+            "two days ago we met",
+            "see you on Friday!",
+            "the trip in August was fun",
+            "back in 2019 I started",
+        ] {
+            assert!(names_time(t), "{t}");
+        }
+        for t in [
+            "I may paint the fence",
+            "that was the last straw",
+            "a week-long course in painting? Sounds like a lot",
+            "the dog loves the beach",
+        ] {
+            assert!(!names_time(t), "{t}");
+        }
     }
 
     #[test]

@@ -193,6 +193,87 @@ pub(crate) fn search_with(
     let tok = Tokenizer::new();
     let query = Query::parse(&req.pattern);
     let terms = Terms::new(&query, &tok);
+    search_terms(mem, corpus, scope, req, scorer, &query, terms)
+}
+
+/// How many terms a feedback pass searches for.
+pub(crate) const FEEDBACK_TERMS: usize = 10;
+
+/// A second ranked pass for pseudo-relevance feedback (RM3-style): the terms that best
+/// characterise the given lines of a first pass (each line with its weight), searched for on
+/// their own. A term weighs its share of each line's terms, times the line's weight, times its
+/// IDF over the lines of the index; the query's own terms are left out (the first pass holds
+/// them) and so are terms of a single line, which can only find the line they came from. The
+/// query's phrases, exclusions and filters still apply.
+pub(crate) fn feedback_search(
+    mem: &Memory,
+    corpus: Corpus<'_>,
+    scope: &Scope,
+    req: &SearchRequest,
+    lines: &[(&str, f64)],
+) -> Result<SearchOutcome, Error> {
+    let tok = Tokenizer::new();
+    let query = Query::parse(&req.pattern);
+    let mut terms = Terms::new(&query, &tok);
+    let mut weight: HashMap<String, f64> = HashMap::new();
+    for (text, w) in lines {
+        let ts = tok.terms(split_line(text).body);
+        let share = w / ts.len().max(1) as f64;
+        for t in ts {
+            if !terms.ranked.contains(&t) && !terms.excluded.contains(&t) {
+                *weight.entry(t).or_default() += share;
+            }
+        }
+    }
+    if weight.is_empty() {
+        return Ok(SearchOutcome::default());
+    }
+    let (index, _) = fresh_index(mem, corpus, &tok, false)?;
+    let conn = &index.conn;
+    let rows: i64 = conn
+        .query_row("SELECT coalesce(sum(nrows), 0) FROM files", [], |r| {
+            r.get(0)
+        })
+        .map_err(db_err)?;
+    let mut st = conn
+        .prepare_cached("SELECT coalesce(sum(nrows), 0) FROM postings WHERE term = ?1")
+        .map_err(db_err)?;
+    let mut probe = Probe::default();
+    let mut tokens = Vec::new();
+    let mut chosen: Vec<(f64, String)> = Vec::new();
+    for (t, w) in weight {
+        tokens.clear();
+        probe.tokens_into(conn, &t, &mut tokens)?;
+        let [token] = tokens.as_slice() else {
+            continue;
+        };
+        let hits: i64 = st.query_row([token], |r| r.get(0)).map_err(db_err)?;
+        if hits >= 2 {
+            chosen.push((w * postings::idf(rows, hits), t));
+        }
+    }
+    drop(st);
+    drop(index);
+    chosen.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    chosen.truncate(FEEDBACK_TERMS);
+    if chosen.is_empty() {
+        return Ok(SearchOutcome::default());
+    }
+    terms.ranked = chosen.into_iter().map(|(_, t)| t).collect();
+    search_terms(mem, corpus, scope, req, Scorer::Early, &query, terms)
+}
+
+/// A ranked search for the given terms (the query's own, or a feedback pass's).
+fn search_terms(
+    mem: &Memory,
+    corpus: Corpus<'_>,
+    scope: &Scope,
+    req: &SearchRequest,
+    scorer: Scorer,
+    query: &Query,
+    terms: Terms,
+) -> Result<SearchOutcome, Error> {
+    let tok = Tokenizer::new();
     if terms.ranked.is_empty() && query.filters.is_empty() {
         if !query.excluded.is_empty() {
             return Err(Error::Invalid(
