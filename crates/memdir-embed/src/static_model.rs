@@ -566,7 +566,10 @@ impl Embedder for StaticEmbedder {
                 .collect();
             let mut out = Vec::with_capacity(texts.len());
             for part in parts {
-                out.extend(part.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
+                out.extend(
+                    part.join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p))?,
+                );
             }
             Ok(out)
         })
