@@ -427,24 +427,16 @@ impl VectorStore for PgVectors {
                 )
                 .await
                 .map_err(db_err)?;
-                for table in ["vector_files", "vector_meta"] {
-                    tx.execute(
-                        &format!("DELETE FROM memdir.{table} WHERE tenant = $1 AND build <> $2"),
-                        &[&db.tenant, &build],
-                    )
-                    .await
-                    .map_err(db_err)?;
-                }
-            } else {
-                // A failed build leaves nothing behind.
-                for table in ["vector_files", "vector_meta"] {
-                    tx.execute(
-                        &format!("DELETE FROM memdir.{table} WHERE tenant = $1 AND build = $2"),
-                        &[&db.tenant, &build],
-                    )
-                    .await
-                    .map_err(db_err)?;
-                }
+            }
+            // A build switched in drops the others; a failed one leaves nothing behind.
+            let which = if ok { "<>" } else { "=" };
+            for table in ["vector_files", "vector_meta"] {
+                tx.execute(
+                    &format!("DELETE FROM memdir.{table} WHERE tenant = $1 AND build {which} $2"),
+                    &[&db.tenant, &build],
+                )
+                .await
+                .map_err(db_err)?;
             }
             tx.commit().await.map_err(db_err)
         });
