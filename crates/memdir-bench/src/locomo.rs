@@ -22,8 +22,7 @@ pub struct Args {
     pub k: usize,
     /// Only these methods (grep, grep-or, ranked, semantic, hybrid, hybrid-rrf), comma-separated.
     /// `hybrid:KEY=V/KEY=V` is a hybrid variant: `fusion=z|max|rrf`, `dense=W`, `near=W`,
-    /// `day=W`, `date=W`, `speaker=W`, `when=W`, `prf=W`, `rocchio=W`, `fb=N` (feedback lines; unset keys keep
-    /// the shipped defaults).
+    /// `day=W`, `date=W`, `speaker=W`, `when=W` (unset keys keep the shipped defaults).
     #[arg(long, value_delimiter = ',', default_value = "grep,grep-or,ranked")]
     pub methods: Vec<String>,
     /// Keep the generated memory folders here instead of a temp dir.
@@ -77,11 +76,8 @@ fn hybrid_options(method: &str) -> anyhow::Result<Option<memdir::search::HybridO
             "date" => o.w_date = num()?,
             "speaker" => o.w_speaker = num()?,
             "when" => o.w_when = num()?,
-            "prf" => o.w_prf = num()?,
-            "rocchio" => o.w_rocchio = num()?,
-            "fb" => o.feedback_lines = num()? as usize,
             _ => bail!(
-                "hybrid variant {kv:?}: keys are fusion, dense, near, day, date, speaker, when, prf, rocchio, fb"
+                "hybrid variant {kv:?}: keys are fusion, dense, near, day, date, speaker, when"
             ),
         }
     }

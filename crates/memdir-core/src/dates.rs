@@ -179,11 +179,7 @@ pub fn query_days(query: &str, today: Date) -> Option<Days> {
 /// True for a question that asks for a time: "When did ...", "what date ...", "how long ago
 /// ...", "since when ...", "what year ...".
 pub fn asks_when(query: &str) -> bool {
-    let words: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let words: Vec<String> = crate::tokenize::words(query).collect();
     words.iter().enumerate().any(|(i, w)| {
         let next = words.get(i + 1).map_or("", String::as_str);
         match w.as_str() {
@@ -243,11 +239,7 @@ const SPANS: &[&str] = &[
 /// "on Friday", "in May", "in 2022". What hybrid search credits in the lines a "when" question
 /// is answered by: a line that tells the time of an event is what such a question asks for.
 pub fn names_time(text: &str) -> bool {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let words: Vec<String> = crate::tokenize::words(text).collect();
     words.iter().enumerate().any(|(i, w)| {
         let next = words.get(i + 1).map_or("", String::as_str);
         TIME_WORDS.contains(&w.as_str())

@@ -190,6 +190,14 @@ impl Default for Tokenizer {
     }
 }
 
+/// The words of a text, lowercased: the runs of letters and digits, as the terms are cut
+/// before stop words and stemming.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
 impl Tokenizer {
     /// An English tokenizer.
     pub fn new() -> Tokenizer {
@@ -228,11 +236,7 @@ impl Tokenizer {
     pub fn query_terms(&self, query: &str) -> Vec<String> {
         let mut terms = self.terms(query);
         if terms.is_empty() {
-            terms = query
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(str::to_lowercase)
-                .collect();
+            terms = words(query).collect();
         }
         let mut seen = std::collections::HashSet::new();
         terms.retain(|t| seen.insert(t.clone()));

@@ -26,8 +26,8 @@
 //!   time ("yesterday", "last week", "in May"), what such a question is answered by.
 //!
 //! Pseudo-relevance feedback (a second keyword pass for the terms of the first pass's best
-//! lines, and Rocchio's update of the query vector towards theirs) is kept as options, off:
-//! it did not help on LoCoMo (BENCHMARKS.md).
+//! lines, and Rocchio's update of the query vector towards theirs) was measured and did not help
+//! on LoCoMo (BENCHMARKS.md); it is not kept.
 //! Max-normalised fusion (the earlier default) and reciprocal rank fusion are kept for
 //! comparison (see BENCHMARKS.md).
 
@@ -36,7 +36,7 @@ use super::{SearchOutcome, SearchRequest, ranked, vector};
 use crate::error::Error;
 use crate::memory::Memory;
 use memdir_core::dates::{asks_when, names_time, query_days};
-use memdir_core::tokenize::split_line;
+use memdir_core::tokenize::{split_line, words};
 use std::collections::HashMap;
 
 /// Keyword results taken before fusion.
@@ -80,14 +80,6 @@ pub struct HybridOptions {
     /// The bonus of a line that tells a time ("yesterday", "last week") when the query asks
     /// when.
     pub w_when: f64,
-    /// The weight of keyword feedback: a second ranked pass for the terms of the first
-    /// pass's best lines, added to the keyword score at this share of it.
-    pub w_prf: f64,
-    /// The weight of dense feedback (Rocchio): the cosine to the mean vector of the first
-    /// pass's best lines, added to the dense score at this share of it.
-    pub w_rocchio: f64,
-    /// How many of the first pass's best lines the feedback passes learn from.
-    pub feedback_lines: usize,
 }
 
 impl Default for HybridOptions {
@@ -96,7 +88,7 @@ impl Default for HybridOptions {
         // 0.3 for neighbours); the day and date weights are round values from a coarse sweep
         // on the LoCoMo dev split where a range of values gives about the same result. The
         // speaker and "when" bonuses are one standard deviation each (0.5 to 2 all help on
-        // both models there); feedback, keyword or dense, did not help and is off.
+        // both models there).
         HybridOptions {
             fusion: Fusion::ZScore,
             w_dense: 0.5,
@@ -105,9 +97,6 @@ impl Default for HybridOptions {
             w_date: 2.0,
             w_speaker: 1.0,
             w_when: 1.0,
-            w_prf: 0.0,
-            w_rocchio: 0.0,
-            feedback_lines: 10,
         }
     }
 }
@@ -122,8 +111,6 @@ impl HybridOptions {
             w_date: 0.0,
             w_speaker: 0.0,
             w_when: 0.0,
-            w_prf: 0.0,
-            w_rocchio: 0.0,
             ..HybridOptions::default()
         }
     }
@@ -226,44 +213,21 @@ pub(crate) fn search(
     kw_req.files = false;
     // The keyword search runs on another core while the query goes through the encoder, the
     // slow half.
-    let want_vectors = options.w_rocchio != 0.0 && options.fusion != Fusion::Rrf;
-    let mut vectors = Vec::new();
     let (dense, keyword) = std::thread::scope(|s| {
         let keyword = s.spawn(|| ranked::search(mem, corpus, scope, &kw_req));
-        let dense = vector::dense_scores(
-            mem,
-            corpus,
-            (&all, generation),
-            scope,
-            &req.pattern,
-            want_vectors.then_some(&mut vectors),
-        );
+        let dense = vector::dense_scores(mem, corpus, (&all, generation), scope, &req.pattern);
         let keyword = keyword
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (dense, keyword)
     });
-    let dense = dense?;
+    let mut dense = dense?;
     let keyword = keyword?.hits;
-    let mut order: Vec<usize> = (0..dense.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (a, b) = (&dense[a], &dense[b]);
+    dense.sort_by(|a, b| {
         b.3.total_cmp(&a.3)
             .then_with(|| a.0.rel.cmp(&b.0.rel))
             .then(a.1.cmp(&b.1))
     });
-    // The vectors (when feedback wants them) follow the scores into rank order.
-    let vectors: Vec<Vec<f32>> = if want_vectors {
-        order
-            .iter()
-            .map(|&i| std::mem::take(&mut vectors[i]))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let mut slots: Vec<Option<_>> = dense.into_iter().map(Some).collect();
-    let dense: Vec<(&FileRef, u64, String, f32)> =
-        order.iter().filter_map(|&i| slots[i].take()).collect();
 
     // Chunk starts per file, in line order, with their dense rank: to give a keyword line inside
     // a note section its chunk's score, and to find a chunk's neighbours.
@@ -331,7 +295,7 @@ pub(crate) fn search(
         Vec::new()
     };
 
-    let mut scored: Vec<(&FileRef, u64, String, f64, Option<usize>)> = cands
+    let mut scored: Vec<(&FileRef, u64, String, f64)> = cands
         .into_iter()
         .filter_map(|((path, line), c)| {
             let f = by_path.get(path)?;
@@ -363,101 +327,28 @@ pub(crate) fn search(
                     s
                 }
             };
-            Some((*f, line, c.text, score, c.dense))
+            Some((*f, line, c.text, score))
         })
         .collect();
-    let by_score = |a: &(&FileRef, u64, String, f64, Option<usize>),
-                    b: &(&FileRef, u64, String, f64, Option<usize>)| {
+    scored.sort_by(|a, b| {
         b.3.total_cmp(&a.3)
             .then_with(|| a.0.rel.cmp(&b.0.rel))
             .then(a.1.cmp(&b.1))
-    };
-    scored.sort_by(by_score);
-    if options.fusion != Fusion::Rrf && (options.w_prf != 0.0 || options.w_rocchio != 0.0) {
-        let top = &scored[..scored.len().min(options.feedback_lines)];
-        let mut extra = vec![0.0; scored.len()];
-        if options.w_prf != 0.0 {
-            // Every feedback line weighs the same: the first pass's order says which lines
-            // are the best, not by how much.
-            let lines: Vec<(&str, f64)> = top.iter().map(|t| (t.2.as_str(), 1.0)).collect();
-            let fb = ranked::feedback_search(mem, corpus, scope, &kw_req, &lines)?.hits;
-            let fb_scores: Vec<f64> = fb.iter().filter_map(|h| h.score).collect();
-            let fb_scale = Scale::new(options.fusion, &fb_scores, &[], dense.len());
-            let fb_at: HashMap<(&str, u64), f64> = fb
-                .iter()
-                .map(|h| ((h.path.as_str(), h.line), h.score.unwrap_or(0.0)))
-                .collect();
-            let w = (1.0 - options.w_dense) * options.w_prf;
-            for (e, t) in extra.iter_mut().zip(&scored) {
-                *e += w * fb_scale.keyword(fb_at.get(&(t.0.rel.as_str(), t.1)).copied());
-            }
-        }
-        if options.w_rocchio != 0.0 && !vectors.is_empty() {
-            let fb = rocchio(&vectors, top.iter().filter_map(|t| t.4));
-            let fb_scale = Scale::new(options.fusion, &[], &fb, 0);
-            let w = options.w_dense * options.w_rocchio;
-            for (e, t) in extra.iter_mut().zip(&scored) {
-                *e += w * fb_scale.dense(t.4.and_then(|r| fb.get(r).copied()));
-            }
-        }
-        for (t, e) in scored.iter_mut().zip(extra) {
-            t.3 += e;
-        }
-        scored.sort_by(by_score);
-    }
-    Ok(vector::finish(
-        scored.into_iter().map(|(f, l, t, s, _)| (f, l, t, s)),
-        req,
-    ))
-}
-
-/// Each chunk's cosine to the mean of the given chunks' vectors (by dense rank), the
-/// feedback half of Rocchio's query update `q + b * mean(feedback)`: the update's cosine to
-/// a chunk is, up to the query's norm, the query's cosine plus `b` times this.
-fn rocchio(vectors: &[Vec<f32>], feedback: impl Iterator<Item = usize>) -> Vec<f64> {
-    let dims = vectors.first().map_or(0, Vec::len);
-    let mut centre = vec![0f64; dims];
-    let mut n = 0usize;
-    for r in feedback {
-        if let Some(v) = vectors.get(r) {
-            centre
-                .iter_mut()
-                .zip(v)
-                .for_each(|(c, x)| *c += f64::from(*x));
-            n += 1;
-        }
-    }
-    if n == 0 {
-        return Vec::new();
-    }
-    let norm = centre.iter().map(|c| c * c).sum::<f64>().sqrt().max(1e-12);
-    centre.iter_mut().for_each(|c| *c /= norm);
-    vectors
-        .iter()
-        .map(|v| v.iter().zip(&centre).map(|(x, c)| f64::from(*x) * c).sum())
-        .collect()
+    });
+    Ok(vector::finish(scored.into_iter(), req))
 }
 
 /// How a speaker is matched: the first word of the line's speaker, lowercased.
 fn speaker_key(line: &str) -> String {
-    split_line(line)
-        .speaker
-        .split(|c: char| !c.is_alphanumeric())
-        .find(|w| !w.is_empty())
-        .unwrap_or("")
-        .to_lowercase()
+    words(split_line(line).speaker).next().unwrap_or_default()
 }
 
 /// The speakers of the given lines the query names by their first name, lowercased.
 fn named_speakers<'t>(query: &str, lines: impl Iterator<Item = &'t str>) -> Vec<String> {
-    let words: std::collections::HashSet<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let asked: std::collections::HashSet<String> = words(query).collect();
     let mut named: Vec<String> = lines
         .map(speaker_key)
-        .filter(|k| !k.is_empty() && words.contains(k))
+        .filter(|k| !k.is_empty() && asked.contains(k))
         .collect();
     named.sort_unstable();
     named.dedup();
@@ -708,60 +599,6 @@ mod tests {
         assert_eq!(rank_of(&mem, q, &when, 2), 0);
         // A question that does not ask when keeps the better keyword match first.
         assert_eq!(rank_of(&mem, "Did Ann paint the fence?", &when, 1), 0);
-    }
-
-    /// The answer (line 6) shares no word with the question, only with the best match (line
-    /// 1), and is not next to it.
-    const FEEDBACK: &str = "\
-- 10:00 what colour should the kitchen walls be, sage green maybe
-- 10:01 the dog needs a walk
-- 10:02 the car needs new tyres
-- 10:03 tickets for the concert
-- 10:04 the printer is out of toner
-- 10:05 sage green it is, bought two tins
-- 10:06 call the plumber about the tap
-";
-
-    #[test]
-    fn keyword_feedback_finds_lines_like_the_best_match() {
-        let (_d, mem) = memory(&[("2026-11-30", FEEDBACK)], 0.0);
-        let prf = HybridOptions {
-            w_prf: 1.0,
-            feedback_lines: 1,
-            ..HybridOptions::default()
-        };
-        let q = "kitchen walls colour";
-        assert!(rank_of(&mem, q, &prf, 6) < rank_of(&mem, q, &HybridOptions::default(), 6));
-    }
-
-    #[test]
-    fn dense_feedback_finds_lines_like_the_best_match() {
-        let (_d, mem) = memory(&[("2026-11-30", FEEDBACK)], 0.0);
-        let rocchio = HybridOptions {
-            w_rocchio: 1.0,
-            feedback_lines: 1,
-            ..HybridOptions::default()
-        };
-        // The line after the best match keeps its neighbour's credit above the answer, so
-        // compare scores: the answer gains on every line that is not like the best match.
-        let scores = |o: &HybridOptions| -> HashMap<u64, f64> {
-            let mut req = SearchRequest::new("kitchen walls colour");
-            req.mode = Mode::Hybrid;
-            req.limit = Some(20);
-            mem.search_hybrid(&req, o)
-                .unwrap()
-                .hits
-                .into_iter()
-                .map(|h| (h.line, h.score.unwrap()))
-                .collect()
-        };
-        let (with, without) = (scores(&rocchio), scores(&HybridOptions::default()));
-        for other in [2, 3, 4, 5, 7] {
-            assert!(
-                with[&6] - with[&other] > without[&6] - without[&other],
-                "line {other}"
-            );
-        }
     }
 
     #[test]

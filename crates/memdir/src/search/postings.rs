@@ -238,7 +238,7 @@ fn term_weight(freq: f64, len: f64, avgdl: f64) -> f64 {
 }
 
 /// FTS5's IDF for a phrase found in `hits` of `rows` rows.
-pub(crate) fn idf(rows: i64, hits: i64) -> f64 {
+fn idf(rows: i64, hits: i64) -> f64 {
     let idf = (((rows - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
     if idf <= 0.0 { 1e-6 } else { idf }
 }

@@ -685,13 +685,11 @@ fn record_model(
 }
 
 /// Scores every chunk of a file in scope against `query` (a unit vector): `(file, line, shown
-/// text, cosine)`, in no particular order; with `vectors`, each chunk's vector is pushed there
-/// in the same order (for feedback on the vectors).
+/// text, cosine)`, in no particular order.
 pub(crate) fn score_all<'f>(
     index: &dyn VectorStore,
     query: &[f32],
     in_scope: &HashMap<&str, &'f FileRef>,
-    mut vectors: Option<&mut Vec<Vec<f32>>>,
 ) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
     if let Some(dims) = index.meta("dims")?.and_then(|d| d.parse::<usize>().ok())
         && dims != query.len()
@@ -705,13 +703,6 @@ pub(crate) fn score_all<'f>(
     index.scan(&mut |path, line, shown, blob| {
         if let Some(f) = in_scope.get(path) {
             out.push((*f, line, shown.to_string(), dot_blob(query, blob)));
-            if let Some(v) = vectors.as_deref_mut() {
-                v.push(
-                    blob.chunks_exact(4)
-                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                        .collect(),
-                );
-            }
         }
     })?;
     Ok(out)
@@ -754,15 +745,13 @@ const STAMP: &str = "vector-index";
 
 /// Embeds the query and scores every chunk in scope: the shared first step of semantic and
 /// hybrid search. The query goes through the encoder (the slow part) on its own thread while
-/// the index is opened and brought up to date. With `vectors`, the chunks' vectors come back
-/// there too, in the order of the scores.
+/// the index is opened and brought up to date.
 pub(crate) fn dense_scores<'f>(
     mem: &Memory,
     corpus: super::Corpus<'_>,
     (all, generation): (&'f [FileRef], Option<u64>),
     scope: &Scope,
     query: &str,
-    vectors: Option<&mut Vec<Vec<f32>>>,
 ) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
     let embedder = mem.embedder_for_search()?;
     let (index, q) = std::thread::scope(|s| {
@@ -778,7 +767,7 @@ pub(crate) fn dense_scores<'f>(
         .filter(|f| scope.keeps(&f.rel, f.date))
         .map(|f| (f.rel.as_str(), f))
         .collect();
-    score_all(index.as_ref(), &q, &in_scope, vectors)
+    score_all(index.as_ref(), &q, &in_scope)
 }
 
 /// Opens the vector index and brings it up to date with `all`. A warm memory skips the sync
@@ -812,7 +801,7 @@ pub(crate) fn search(
     req: &SearchRequest,
 ) -> Result<SearchOutcome, Error> {
     let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
-    let mut scored = dense_scores(mem, corpus, (&all, generation), scope, &req.pattern, None)?;
+    let mut scored = dense_scores(mem, corpus, (&all, generation), scope, &req.pattern)?;
     scored.sort_by(|a, b| {
         b.3.total_cmp(&a.3)
             .then_with(|| a.0.rel.cmp(&b.0.rel))
