@@ -97,6 +97,54 @@ fn incremental_sync_embeds_only_changed_files() {
 }
 
 #[test]
+fn a_search_embeds_what_changed_and_reports_it_to_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    put(
+        root,
+        "log/2026-11-01.md",
+        "- 09:00 signed the lease on a flat\n- 10:00 bought a lamp\n",
+    );
+    let tiny = TinyModel::new();
+    let mem = memory(root, tiny.path().to_path_buf());
+    for mode in [Mode::Hybrid, Mode::Semantic] {
+        put(root, "notes/car.md", &format!("# Car\nthe car is blue {mode:?}\n"));
+        let req = SearchRequest {
+            mode,
+            ..SearchRequest::new("lease")
+        };
+        let seen = std::cell::RefCell::new(Vec::new());
+        let mut hits = 0;
+        mem.search_each_with_progress(
+            &req,
+            &|done, total| seen.borrow_mut().push((done, total)),
+            &mut |_| {
+                hits += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert!(hits > 0, "{mode:?}: no hits");
+        // The first search embeds the log and the note; the second only the changed note.
+        let want = if mode == Mode::Hybrid { 3 } else { 1 };
+        assert_eq!(seen.borrow().last(), Some(&(want, want)), "{mode:?}");
+        // Nothing changed since: the next search embeds nothing.
+        let again = std::cell::RefCell::new(Vec::new());
+        mem.search_each_with_progress(
+            &req,
+            &|done, total| again.borrow_mut().push((done, total)),
+            &mut |_| Ok(()),
+        )
+        .unwrap();
+        assert!(
+            again.borrow().iter().all(|&(_, total)| total == 0),
+            "{mode:?}: {:?}",
+            again.borrow()
+        );
+    }
+}
+
+#[test]
 fn semantic_search_finds_the_same_text_on_the_tiny_model() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

@@ -32,7 +32,7 @@ pub enum Action {
 
 /// A progress bar on stderr for embedding `total` chunks, hidden when stderr is not a terminal
 /// or the job is small.
-fn progress_bar() -> impl Fn(u64, u64) {
+pub fn progress_bar() -> impl Fn(u64, u64) {
     let bar = std::cell::OnceCell::new();
     move |done: u64, total: u64| {
         if total < 64 || !std::io::stderr().is_terminal() {
@@ -52,12 +52,6 @@ fn progress_bar() -> impl Fn(u64, u64) {
             bar.finish_and_clear();
         }
     }
-}
-
-/// Brings the vector index up to date before a semantic or hybrid search, with a progress bar.
-pub fn sync_vectors(mem: &Memory) -> Result<(), CliError> {
-    mem.sync_vector_index(&progress_bar())?;
-    Ok(())
 }
 
 /// Builds a new vector index from every file and swaps it in, with a progress bar.

@@ -200,21 +200,21 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         mem.rebuild_search_index()?;
     }
     if matches!(req.mode, Mode::Semantic | Mode::Hybrid) {
-        // Surface a bad [embed] section, then embed what changed with a progress bar.
+        // Surface a bad [embed] section. What changed is embedded by the search itself, with a
+        // progress bar: a hybrid search's keyword half runs while the model loads.
         env.embed_config(&mem)?;
         if a.reindex {
             crate::cmd::index::rebuild_vectors(&mem)?;
-        } else {
-            crate::cmd::index::sync_vectors(&mem)?;
         }
     }
+    let progress = crate::cmd::index::progress_bar();
     // Lines are printed as grep finds them, not gathered first: a pattern with thousands of
     // matches starts printing at once and never holds them all.
     let mut o = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
     let mut io_err: Option<io::Error> = None;
     let mut prev: Option<(String, u64)> = None;
     let mut shown = 0usize;
-    let found = mem.search_each(&req, &mut |h: HitRef<'_>| {
+    let found = mem.search_each_with_progress(&req, &progress, &mut |h: HitRef<'_>| {
         let gap = req.context > 0
             && prev
                 .as_ref()

@@ -125,7 +125,7 @@ impl Memory {
         options: &HybridOptions,
     ) -> Result<SearchOutcome, Error> {
         let scope = Scope::new(req)?;
-        search(self, self.corpus(), &scope, req, options)
+        search(self, self.corpus(), &scope, req, options, &|_, _| {})
     }
 }
 
@@ -203,6 +203,7 @@ pub(crate) fn search(
     scope: &Scope,
     req: &SearchRequest,
     options: &HybridOptions,
+    progress: vector::Progress<'_>,
 ) -> Result<SearchOutcome, Error> {
     let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
     let by_path: HashMap<&str, &FileRef> = all.iter().map(|f| (f.rel.as_str(), f)).collect();
@@ -215,7 +216,14 @@ pub(crate) fn search(
     // slow half.
     let (dense, keyword) = std::thread::scope(|s| {
         let keyword = s.spawn(|| ranked::search(mem, corpus, scope, &kw_req));
-        let dense = vector::dense_scores(mem, corpus, (&all, generation), scope, &req.pattern);
+        let dense = vector::dense_scores(
+            mem,
+            corpus,
+            (&all, generation),
+            scope,
+            &req.pattern,
+            progress,
+        );
         let keyword = keyword
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));

@@ -345,6 +345,19 @@ impl Memory {
         req: &SearchRequest,
         each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
     ) -> Result<usize, Error> {
+        self.search_each_with_progress(req, &|_, _| {}, each)
+    }
+
+    /// Like [`Memory::search_each`], telling `progress` of the chunks a semantic or hybrid
+    /// search embeds first (files changed since the vector index was last brought up to date),
+    /// as [`Memory::sync_vector_index`] does: a front end shows a bar without syncing the index
+    /// in a separate pass before the search.
+    pub fn search_each_with_progress(
+        &self,
+        req: &SearchRequest,
+        progress: Progress<'_>,
+        each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
+    ) -> Result<usize, Error> {
         if req.pattern.is_empty() {
             return Err(Error::Invalid(
                 "the search pattern is empty: give the words or text to look for".to_string(),
@@ -372,10 +385,15 @@ impl Memory {
                 return grep::search(grep::Files::Listed(&files), req, each);
             }
             (Mode::Ranked, _) => ranked::search(self, corpus, &scope, req),
-            (Mode::Semantic, _) => vector::search(self, corpus, &scope, req),
-            (Mode::Hybrid, _) => {
-                hybrid::search(self, corpus, &scope, req, &HybridOptions::default())
-            }
+            (Mode::Semantic, _) => vector::search(self, corpus, &scope, req, progress),
+            (Mode::Hybrid, _) => hybrid::search(
+                self,
+                corpus,
+                &scope,
+                req,
+                &HybridOptions::default(),
+                progress,
+            ),
         }?;
         for h in &found.hits {
             each(h.as_ref())?;

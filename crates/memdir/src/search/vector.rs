@@ -752,11 +752,12 @@ pub(crate) fn dense_scores<'f>(
     (all, generation): (&'f [FileRef], Option<u64>),
     scope: &Scope,
     query: &str,
+    progress: Progress<'_>,
 ) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
     let embedder = mem.embedder_for_search()?;
     let (index, q) = std::thread::scope(|s| {
         let q = s.spawn(|| embedder.embed_query(&[query]));
-        let index = fresh_vector_index(mem, corpus, (all, generation), embedder.as_ref());
+        let index = fresh_vector_index(mem, corpus, (all, generation), embedder.as_ref(), progress);
         let q = q.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (index, q)
     });
@@ -772,12 +773,13 @@ pub(crate) fn dense_scores<'f>(
 
 /// Opens the vector index and brings it up to date with `all`. A warm memory skips the sync
 /// when no file changed since its last one and the index still lists every file (a deleted
-/// index is refilled).
+/// index is refilled). `progress` hears of the chunks embedded.
 fn fresh_vector_index(
     mem: &Memory,
     corpus: super::Corpus<'_>,
     (all, generation): (&[FileRef], Option<u64>),
     embedder: &dyn Embedder,
+    progress: Progress<'_>,
 ) -> Result<Arc<dyn VectorStore>, Error> {
     let index = mem.vector_store(corpus)?;
     check(index.as_ref(), embedder)?;
@@ -785,7 +787,7 @@ fn fresh_vector_index(
     let in_step =
         warm.is_some_and(|(w, g)| w.is_stamped(STAMP, g)) && index.file_count()? == all.len();
     if !in_step {
-        sync(index.as_ref(), all, embedder, &|_, _| {})?;
+        sync(index.as_ref(), all, embedder, progress)?;
         if let Some((w, g)) = warm {
             w.stamp(STAMP, g);
         }
@@ -799,9 +801,17 @@ pub(crate) fn search(
     corpus: super::Corpus<'_>,
     scope: &Scope,
     req: &SearchRequest,
+    progress: Progress<'_>,
 ) -> Result<SearchOutcome, Error> {
     let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
-    let mut scored = dense_scores(mem, corpus, (&all, generation), scope, &req.pattern)?;
+    let mut scored = dense_scores(
+        mem,
+        corpus,
+        (&all, generation),
+        scope,
+        &req.pattern,
+        progress,
+    )?;
     scored.sort_by(|a, b| {
         b.3.total_cmp(&a.3)
             .then_with(|| a.0.rel.cmp(&b.0.rel))
