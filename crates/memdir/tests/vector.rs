@@ -108,7 +108,11 @@ fn a_search_embeds_what_changed_and_reports_it_to_progress() {
     let tiny = TinyModel::new();
     let mem = memory(root, tiny.path().to_path_buf());
     for mode in [Mode::Hybrid, Mode::Semantic] {
-        put(root, "notes/car.md", &format!("# Car\nthe car is blue {mode:?}\n"));
+        put(
+            root,
+            "notes/car.md",
+            &format!("# Car\nthe car is blue {mode:?}\n"),
+        );
         let req = SearchRequest {
             mode,
             ..SearchRequest::new("lease")
