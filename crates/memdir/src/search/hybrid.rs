@@ -212,8 +212,8 @@ pub(crate) fn search(
     kw_req.max_bytes = None;
     // Lines are fused first; grouping by file (if asked) happens on the fused list.
     kw_req.files = false;
-    // The keyword search runs on another core while the query goes through the encoder, the
-    // slow half.
+    // The keyword search runs on another core while the model loads and embeds the query (and
+    // the vector index catches up), the slow half.
     let (dense, keyword) = std::thread::scope(|s| {
         let keyword = s.spawn(|| ranked::search(mem, corpus, scope, &kw_req));
         let dense = vector::dense_scores(
@@ -229,13 +229,8 @@ pub(crate) fn search(
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (dense, keyword)
     });
-    let mut dense = dense?;
+    let dense = dense?;
     let keyword = keyword?.hits;
-    dense.sort_by(|a, b| {
-        b.3.total_cmp(&a.3)
-            .then_with(|| a.0.rel.cmp(&b.0.rel))
-            .then(a.1.cmp(&b.1))
-    });
 
     // Chunk starts per file, in line order, with their dense rank: to give a keyword line inside
     // a note section its chunk's score, and to find a chunk's neighbours.

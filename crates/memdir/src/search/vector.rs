@@ -743,9 +743,9 @@ fn dot_blob(q: &[f32], blob: &[u8]) -> f32 {
 /// The name the vector index's sync is recorded under in a warm memory.
 const STAMP: &str = "vector-index";
 
-/// Embeds the query and scores every chunk in scope: the shared first step of semantic and
-/// hybrid search. The query goes through the encoder (the slow part) on its own thread while
-/// the index is opened and brought up to date.
+/// Embeds the query and scores every chunk in scope, best first (ties by path and line): the
+/// shared first step of semantic and hybrid search. The query goes through the encoder on its
+/// own thread while the index is opened and brought up to date.
 pub(crate) fn dense_scores<'f>(
     mem: &Memory,
     corpus: super::Corpus<'_>,
@@ -768,7 +768,13 @@ pub(crate) fn dense_scores<'f>(
         .filter(|f| scope.keeps(&f.rel, f.date))
         .map(|f| (f.rel.as_str(), f))
         .collect();
-    score_all(index.as_ref(), &q, &in_scope)
+    let mut scored = score_all(index.as_ref(), &q, &in_scope)?;
+    scored.sort_by(|a, b| {
+        b.3.total_cmp(&a.3)
+            .then_with(|| a.0.rel.cmp(&b.0.rel))
+            .then(a.1.cmp(&b.1))
+    });
+    Ok(scored)
 }
 
 /// Opens the vector index and brings it up to date with `all`. A warm memory skips the sync
@@ -804,7 +810,7 @@ pub(crate) fn search(
     progress: Progress<'_>,
 ) -> Result<SearchOutcome, Error> {
     let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
-    let mut scored = dense_scores(
+    let scored = dense_scores(
         mem,
         corpus,
         (&all, generation),
@@ -812,11 +818,6 @@ pub(crate) fn search(
         &req.pattern,
         progress,
     )?;
-    scored.sort_by(|a, b| {
-        b.3.total_cmp(&a.3)
-            .then_with(|| a.0.rel.cmp(&b.0.rel))
-            .then(a.1.cmp(&b.1))
-    });
     let ranked = scored
         .into_iter()
         .map(|(f, line, text, s)| (f, line, text, f64::from(s)));
