@@ -1,12 +1,15 @@
 //! Commit overhead per change on a big folder: the whole-tree staging memdir used before (a
 //! status walk, then every changed path staged) against staging only the paths the change
-//! touched, in one run, on the same repository, turn about.
+//! touched, in one run, on the same repository, turn about; then a long-lived process's
+//! history that follows the folder's change feed (hand edits found from the paths inotify
+//! names, not a status walk).
 //!
 //! Each change is timed in its two git steps, as the engine runs them under the change lock:
-//! `prepare` (commit hand edits: a status walk of the whole folder, the same for both) and
-//! `commit` (record the change). The change itself is one log append (that both record the
-//! same history is `crates/memdir-cli/tests/git_history.rs`'s claim). A last column times a
-//! whole `Memory::log` (journal, lock, append, both git steps) through each history.
+//! `prepare` (commit hand edits: a status walk of the whole folder for the first two, the
+//! feed's paths for the third) and `commit` (record the change). The change itself is one log
+//! append (that they record the same history is the claim of
+//! `crates/memdir-cli/tests/git_history.rs` and `crates/memdir/tests/history_feed.rs`). A last
+//! column times a whole `Memory::log` (journal, lock, append, both git steps) through each.
 
 use memdir::history::{Change, GitHistory, History};
 use memdir::{Actor, Backend, Clock, FolderStore, Memory, Store};
@@ -97,30 +100,31 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let touched = store.touched();
         let store: Arc<dyn Store> = Arc::new(store);
         let before: Arc<dyn History> = Arc::new(GitHistory::new(&root));
-        let after: Arc<dyn History> = Arc::new(GitHistory::new(&root).with_touched(touched));
+        let after: Arc<dyn History> =
+            Arc::new(GitHistory::new(&root).with_touched(touched.clone()));
+        // A long-lived process's history, following the folder's change feed. It runs on its
+        // own after the other two: their commits change git's index under it, which makes it
+        // compare the whole tree, as another process's commits would.
+        let feed = Arc::new(GitHistory::new(&root).with_touched(touched));
+        feed.follow_changes();
+        let fed: Arc<dyn History> = feed.clone();
         let actor = Actor::default();
         let log = MemPath::parse_file("log/2026-12-31.md")?;
-        let mut rows = [
-            Row {
-                prepare: vec![],
-                commit: vec![],
-                log: vec![],
-            },
-            Row {
-                prepare: vec![],
-                commit: vec![],
-                log: vec![],
-            },
-        ];
+        let mut rows: [Row; 3] = std::array::from_fn(|_| Row {
+            prepare: vec![],
+            commit: vec![],
+            log: vec![],
+        });
         let at = clock().now().timestamp();
-        // One warm-up change each, then the two take turns.
-        for i in 0..(a.changes + 1) * 2 {
-            let which = i % 2;
-            let h = if which == 0 { &before } else { &after };
+        // One warm-up change each, then the first two take turns; the feed goes last.
+        let turns = (0..(a.changes + 1) * 2).map(|i| (i, i % 2, i >= 2));
+        let fed_turns = (0..=a.changes).map(|i| (i, 2, i >= 1));
+        for (i, which, timed) in turns.chain(fed_turns) {
+            let h = [&before, &after, &fed][which];
             let t0 = Instant::now();
             h.prepare(at)?;
             let t1 = Instant::now();
-            store.append(&log, format!("- 12:00 change {i}\n").as_bytes())?;
+            store.append(&log, format!("- 12:00 change {which} {i}\n").as_bytes())?;
             let t2 = Instant::now();
             let id = h.commit(&Change {
                 op: "log",
@@ -132,13 +136,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             })?;
             let t3 = Instant::now();
             anyhow::ensure!(id.is_some(), "change {i} recorded no commit");
-            if i >= 2 {
+            if timed {
                 rows[which].prepare.push(t1 - t0);
                 rows[which].commit.push(t3 - t2);
             }
         }
+        eprintln!(
+            "{n} files: the feed's history compared the whole tree {} times in {} changes",
+            feed.whole_tree_comparisons(),
+            a.changes + 1
+        );
         // Whole changes through the engine, one history then the other.
-        for (which, h) in [&before, &after].into_iter().enumerate() {
+        for (which, h) in [&before, &after, &fed].into_iter().enumerate() {
             let mem = Memory::open_backend(
                 Backend {
                     store: store.clone(),
@@ -155,9 +164,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 }
             }
         }
-        for (name, r) in ["whole tree (before)", "touched paths (after)"]
-            .into_iter()
-            .zip(rows)
+        for (name, r) in [
+            "whole tree (before)",
+            "touched paths",
+            "touched paths + change feed",
+        ]
+        .into_iter()
+        .zip(rows)
         {
             let total: Vec<Duration> = r
                 .prepare

@@ -6,11 +6,13 @@
 //! [`History::prepare`]); a database backend keeps tables. The engine calls `prepare` and
 //! `commit` under the `git` change lock, so records never interleave.
 
+use crate::feed::{Event, Feed, Kind};
 use crate::folder::Touched;
 use crate::provenance::{Actor, Git, message};
 use crate::store::StoreError;
 use jiff::Timestamp;
 use memdir_core::path::MemPath;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -101,22 +103,201 @@ pub trait History: Send + Sync {
     fn take_warnings(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Asks this history, in a long-lived process, to follow the backend's change feed from
+    /// now on, so that [`History::prepare`] costs what changed outside memdir rather than the
+    /// size of the memory. Backends without hand edits have nothing to follow (the default).
+    fn follow_changes(&self) {}
 }
 
 /// History in a git repository at a folder's root.
 ///
 /// With [`GitHistory::with_touched`] (as [`Backend::folder`](crate::Backend::folder) builds it),
 /// a change's commit stages only the paths the folder store's writes touched, so its cost does
-/// not grow with the folder. Hand edits are still found by comparing the whole folder with
-/// git's index before each change ([`History::prepare`]): a one-shot process has no change feed
-/// that could say what a person edited, and a missed edit would be recorded under memdir's
-/// writer. A change finished for a killed process ([`Change::whole_tree`]) compares the whole
-/// tree too, since what it wrote is known only to the process that died.
+/// not grow with the folder. Hand edits are found by comparing the whole folder with git's
+/// index before each change ([`History::prepare`]): a one-shot process has no change feed that
+/// could say what a person edited, and a missed edit would be recorded under memdir's writer.
+/// A long-lived process can [`follow_changes`](History::follow_changes): the folder's inotify
+/// feed then names the paths changed outside memdir, and only those are compared (see
+/// [`Follow`]). A change finished for a killed process ([`Change::whole_tree`]) compares the
+/// whole tree, since what it wrote is known only to the process that died.
 #[derive(Debug, Clone)]
 pub struct GitHistory {
     root: PathBuf,
     warnings: Arc<Mutex<Vec<String>>>,
     touched: Option<Touched>,
+    follow: Arc<Mutex<Follow>>,
+}
+
+/// What a history that follows the folder's change feed knows between changes.
+///
+/// Why no hand edit is missed: the feed watches every folder before the whole-tree comparison
+/// that starts it, so every later change to a file is an event. At each commit, the events
+/// queued so far are drained *before* the change's paths are staged: events for those paths
+/// are memdir's own writes (whose bytes the staging reads after the drain), every other path is
+/// kept for the next `prepare`, which stages exactly the kept paths as a hand edit. What the
+/// feed cannot narrow down makes that `prepare` compare the whole tree again: a lost feed, a
+/// `.gitignore` changed (it changes what git records elsewhere), a path inside a nested
+/// repository, or git's own files (`index`, `HEAD`, the branch, `packed-refs`, `config`,
+/// `info/exclude`) changed by anyone but this process since its last commit, as another
+/// memdir process or a person's `git add` does.
+#[derive(Default)]
+struct Follow {
+    /// Set by [`History::follow_changes`].
+    on: bool,
+    /// The feed could not start here (no inotify, out of watches): compare the whole tree.
+    unavailable: bool,
+    feed: Option<Feed>,
+    /// Paths changed outside memdir since the last `prepare`.
+    pending: BTreeSet<String>,
+    /// Something the feed cannot narrow down happened since the last `prepare`.
+    whole: bool,
+    /// git's own files as this process last left them.
+    seen: Option<Vec<Stamp>>,
+    /// How many times `prepare` compared the whole tree.
+    walks: usize,
+}
+
+impl std::fmt::Debug for Follow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follow")
+            .field("on", &self.on)
+            .field("pending", &self.pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A file's identity and times, or `None` when it is absent: git replaces its files by renaming
+/// a new one over them, so any rewrite changes the inode, and an edit in place the times.
+type Stamp = Option<(u64, u64, u64, i64, i64, i64, i64)>;
+
+/// The stamps of git's files that change what a comparison with the index would find.
+fn git_stamps(root: &Path) -> Vec<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let git = root.join(".git");
+    let stamp = |p: PathBuf| -> Stamp {
+        std::fs::symlink_metadata(p).ok().map(|m| {
+            (
+                m.dev(),
+                m.ino(),
+                m.size(),
+                m.mtime(),
+                m.mtime_nsec(),
+                m.ctime(),
+                m.ctime_nsec(),
+            )
+        })
+    };
+    let mut out: Vec<Stamp> = ["index", "HEAD", "packed-refs", "config", "info/exclude"]
+        .into_iter()
+        .map(|f| stamp(git.join(f)))
+        .collect();
+    // The branch HEAD names (a detached HEAD is HEAD's own stamp).
+    if let Ok(head) = std::fs::read_to_string(git.join("HEAD"))
+        && let Some(branch) = head.trim().strip_prefix("ref: ")
+        && MemPath::parse(branch).is_ok()
+    {
+        out.push(stamp(git.join(branch)));
+    }
+    out
+}
+
+impl Follow {
+    /// Takes in what the feed reported. `mine`: the paths the change being committed wrote,
+    /// whose events are its own.
+    fn note(&mut self, events: Vec<Event>, mine: &[String]) {
+        let under = |rel: &str, p: &str| {
+            p == rel
+                || (p.len() > rel.len() && p.starts_with(rel) && p.as_bytes()[rel.len()] == b'/')
+        };
+        for ev in events {
+            if ev.rel.rsplit('/').next() == Some(".gitignore") {
+                self.whole = true;
+            }
+            // git records no folder attributes; a folder that arrived reports its files.
+            if ev.dir && ev.kind == Kind::Changed {
+                continue;
+            }
+            // One of this change's paths, or a folder made or removed for one of them.
+            if mine
+                .iter()
+                .any(|m| under(m, &ev.rel) || (ev.dir && under(&ev.rel, m)))
+            {
+                continue;
+            }
+            self.pending.insert(ev.rel);
+        }
+    }
+
+    /// Drains the feed (starting it first if needed). False when the feed is not running.
+    fn drain(&mut self, root: &Path, mine: &[String]) -> bool {
+        if let Some(feed) = &mut self.feed {
+            match feed.drain() {
+                Ok(events) => {
+                    self.note(events, mine);
+                    return true;
+                }
+                Err(_) => self.feed = None,
+            }
+        }
+        self.whole = true;
+        if self.on && !self.unavailable {
+            match Feed::start(root, &mut |_| {}) {
+                Ok(feed) => self.feed = Some(feed),
+                Err(_) => self.unavailable = true,
+            }
+        }
+        false
+    }
+
+    /// The paths to compare with git's index before a change, or `None` for the whole tree.
+    fn narrowed(&mut self, root: &Path) -> Option<Vec<String>> {
+        if !self.on || self.unavailable {
+            return None;
+        }
+        self.drain(root, &[]);
+        if self.whole || self.seen.as_ref() != Some(&git_stamps(root)) {
+            return None;
+        }
+        let nested = |p: &str| {
+            let mut dir = Path::new(p).parent();
+            while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+                if std::fs::symlink_metadata(root.join(d).join(".git")).is_ok() {
+                    return true;
+                }
+                dir = d.parent();
+            }
+            false
+        };
+        if self.pending.iter().any(|p| nested(p)) {
+            return None;
+        }
+        // A folder staged stages (or removes) everything under it.
+        let covered = |p: &str| {
+            p.match_indices('/')
+                .any(|(i, _)| self.pending.contains(&p[..i]))
+        };
+        Some(
+            self.pending
+                .iter()
+                .filter(|p| !covered(p))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// After memdir recorded something: git's files are as this process left them, and the
+    /// tree compared holds everything up to the feed's last drain.
+    fn recorded(&mut self, root: &Path, whole: bool) {
+        if !self.on {
+            return;
+        }
+        if whole {
+            self.whole = self.feed.is_none();
+            self.pending.clear();
+        }
+        self.seen = Some(git_stamps(root));
+    }
 }
 
 impl GitHistory {
@@ -126,7 +307,19 @@ impl GitHistory {
             root: root.to_path_buf(),
             warnings: Arc::default(),
             touched: None,
+            follow: Arc::default(),
         }
+    }
+
+    /// How many times finding hand edits compared the whole folder with git's index: before
+    /// every change, unless the history follows the folder's change feed
+    /// ([`History::follow_changes`]). For tests and benchmarks of what the feed saves.
+    pub fn whole_tree_comparisons(&self) -> usize {
+        self.follow().walks
+    }
+
+    fn follow(&self) -> std::sync::MutexGuard<'_, Follow> {
+        self.follow.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// This history, committing only the paths in `touched` (the folder store's record of its
@@ -170,24 +363,51 @@ impl History for GitHistory {
     }
 
     fn prepare(&self, at: Timestamp) -> Result<(), StoreError> {
-        self.with_repo(|git| {
-            for line in git.clear_stale_locks() {
-                git_warn(git, line);
+        let mut follow = self.follow();
+        match follow.narrowed(&self.root) {
+            // The feed names what changed outside memdir: only that is compared.
+            Some(paths) => {
+                if !paths.is_empty() {
+                    self.with_repo(|git| {
+                        for line in git.clear_stale_locks() {
+                            git_warn(git, line);
+                        }
+                        git.commit_hand_edit_paths(at, &paths)
+                    })?;
+                    follow.pending.clear();
+                    follow.recorded(&self.root, false);
+                }
             }
-            git.commit_hand_edits(at)?;
-            // The change's own writes are recorded from here on; anything written before it
-            // began was just recorded as a hand edit, as it always has been.
-            if let Some(t) = &self.touched {
-                t.start();
+            None => {
+                follow.walks += 1;
+                self.with_repo(|git| {
+                    for line in git.clear_stale_locks() {
+                        git_warn(git, line);
+                    }
+                    git.commit_hand_edits(at)
+                })?;
+                follow.recorded(&self.root, true);
             }
-            Ok(())
-        })
+        }
+        // The change's own writes are recorded from here on; anything written before it
+        // began was just recorded as a hand edit, as it always has been.
+        if let Some(t) = &self.touched {
+            t.start();
+        }
+        Ok(())
     }
 
     fn commit(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
         // Recovery commits a killed change before `prepare` runs, so a git lock that change
         // left is cleared here too (both run under the change lock).
         let touched = self.touched.as_ref().and_then(Touched::take);
+        let mut follow = self.follow();
+        // Before anything is staged: events so far on the change's paths are its own writes,
+        // whose bytes the staging reads next; any other path waits for the next `prepare`.
+        if follow.feed.is_some() {
+            follow.drain(&self.root, touched.as_deref().unwrap_or_default());
+        }
+        let whole = touched.is_none() || change.whole_tree;
         let oid = self.with_repo(|git| {
             for line in git.clear_stale_locks() {
                 git_warn(git, line);
@@ -200,7 +420,12 @@ impl History for GitHistory {
                 _ => git.commit_all(change.actor, &message, change.at),
             }
         })?;
+        follow.recorded(&self.root, whole);
         Ok(oid.map(|o| o.to_string()))
+    }
+
+    fn follow_changes(&self) {
+        self.follow().on = true;
     }
 
     fn take_warnings(&self) -> Vec<String> {

@@ -282,6 +282,19 @@ impl Memory {
         }
     }
 
+    /// This memory in a long-lived process (an MCP server, a service): its history follows
+    /// the backend's change feed from the next change on, so finding what changed outside
+    /// memdir (a folder's hand edits) costs what changed instead of a walk of the whole
+    /// memory. The history is shared with every copy of this memory, which all follow too.
+    /// Where the feed is unavailable (no inotify, out of watches) changes compare the whole
+    /// folder, as before.
+    pub fn with_history_feed(&self) -> Memory {
+        if let Some(h) = &self.history {
+            h.follow_changes();
+        }
+        self.clone()
+    }
+
     /// This memory as an agent's tools see it: the gates' policy and ledger can never be
     /// changed through it, whatever the source label says.
     pub fn for_agent(&self) -> Memory {

@@ -27,6 +27,17 @@ pub const SOURCE_TRAILER: &str = "Memdir-Source";
 /// The author name of commits that record edits made by hand.
 pub const HAND_EDIT: &str = "hand-edit";
 
+/// The message of a commit that records hand edits.
+const HAND_EDIT_MESSAGE: &str =
+    "hand edit\n\nchanges made outside memdir, recorded before memdir's next change\n";
+
+fn hand_editor() -> Actor {
+    Actor {
+        writer: HAND_EDIT.to_string(),
+        source: Source::User,
+    }
+}
+
 /// Who makes a change, and from where its content comes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
@@ -331,15 +342,17 @@ impl Git {
         if self.changed_paths()?.is_empty() {
             return Ok(None);
         }
-        let actor = Actor {
-            writer: HAND_EDIT.to_string(),
-            source: Source::User,
-        };
-        self.commit_all(
-            &actor,
-            "hand edit\n\nchanges made outside memdir, recorded before memdir's next change\n",
-            now,
-        )
+        self.commit_all(&hand_editor(), HAND_EDIT_MESSAGE, now)
+    }
+
+    /// Commits what was edited by hand at `paths` (the folder's change feed names them), as
+    /// [`Git::commit_hand_edits`] would record it, without comparing the rest of the tree.
+    pub fn commit_hand_edit_paths(
+        &self,
+        now: Timestamp,
+        paths: &[String],
+    ) -> Result<Option<Oid>, StoreError> {
+        self.commit_paths(&hand_editor(), HAND_EDIT_MESSAGE, now, paths)
     }
 
     /// Stages every change and commits it; `None` when nothing changed. This compares the

@@ -49,7 +49,9 @@ pub fn open_or_init(env: &Env) -> Result<Memory, CliError> {
 /// Runs `mcp`.
 pub fn run(_a: Args, env: &Env) -> CliResult {
     memdir_mcp::server::init_logging(std::env::var("MEMDIR_LOG").ok().as_deref());
-    let tools = Tools::new(Arc::new(open_or_init(env)?.with_warm_search()));
+    let tools = Tools::new(Arc::new(
+        open_or_init(env)?.with_warm_search().with_history_feed(),
+    ));
     memdir_mcp::server::serve_stdio(tools).map_err(|e| CliError {
         message: e,
         code: crate::ui::exit::FAILURE,

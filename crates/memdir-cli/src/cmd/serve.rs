@@ -267,7 +267,9 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     };
     memdir_mcp::http::check(&config).map_err(CliError::invalid)?;
     let with_token = config.token.is_some();
-    let tools = Tools::new(Arc::new(open_or_init(env)?.with_warm_search()));
+    let tools = Tools::new(Arc::new(
+        open_or_init(env)?.with_warm_search().with_history_feed(),
+    ));
     memdir_mcp::http::serve(tools, config, |addr| {
         eprintln!(
             "memdir: serving MCP on http://{addr}{MCP_PATH}{}",

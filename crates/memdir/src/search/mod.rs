@@ -31,7 +31,7 @@ mod postings;
 mod ranked;
 mod stamp;
 mod vector;
-mod walk;
+pub(crate) mod walk;
 // Warm search follows changes with inotify; elsewhere it is never available.
 #[cfg(target_os = "linux")]
 mod warm;

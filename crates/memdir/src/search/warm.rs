@@ -17,14 +17,11 @@
 //! What is searched is exactly what [`walk::files`](super::walk::files) finds: regular files,
 //! no symlinks followed, `.memdir/`, `.git/` and in-flight temp files left out.
 
-use super::walk::{FileRef, Held, Scope, is_internal, open_file, visit};
-use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
-use rustix::io::Errno;
+use super::walk::{FileRef, Held, Scope, open_file};
+use crate::feed::{Feed, Kind, Lost};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
-use std::mem::MaybeUninit;
-use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -40,22 +37,6 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 fn next_generation() -> u64 {
     GENERATION.fetch_add(1, Ordering::Relaxed) + 1
-}
-
-/// What a directory watch reports: anything that changes a file's bytes or a folder's entries.
-fn watch_flags() -> WatchFlags {
-    WatchFlags::CREATE
-        | WatchFlags::DELETE
-        | WatchFlags::MOVED_FROM
-        | WatchFlags::MOVED_TO
-        | WatchFlags::MODIFY
-        | WatchFlags::CLOSE_WRITE
-        | WatchFlags::ATTRIB
-        | WatchFlags::DELETE_SELF
-        | WatchFlags::MOVE_SELF
-        | WatchFlags::ONLYDIR
-        | WatchFlags::DONT_FOLLOW
-        | WatchFlags::EXCL_UNLINK
 }
 
 /// The shared, lockable copy. Cheap to create: nothing happens until the first search.
@@ -76,10 +57,7 @@ impl std::fmt::Debug for Warm {
 }
 
 struct State {
-    root: PathBuf,
-    fd: OwnedFd,
-    /// Watch descriptor to the folder it watches, relative to the root (`""` is the root).
-    dirs: HashMap<i32, String>,
+    feed: Feed,
     files: BTreeMap<String, Entry>,
     /// Memory taken by the held files in `files`.
     bytes: usize,
@@ -95,16 +73,13 @@ struct Entry {
     file: FileRef,
 }
 
-/// Why the copy has to start over.
-struct Restart;
-
 impl Warm {
     /// The files in scope, in path order, each with its bytes where they are held in memory;
     /// `None` when warm search cannot run here (no inotify, or the watch limit is reached), and
     /// the caller walks the disk instead. Also returns the copy's generation.
     pub fn files(&self, root: &Path, scope: &Scope) -> Option<(Arc<Vec<FileRef>>, u64)> {
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.as_ref().is_some_and(|s| s.root != root) {
+        if guard.as_ref().is_some_and(|s| s.feed.root() != root) {
             *guard = None;
         }
         if let Some(state) = guard.as_mut()
@@ -154,69 +129,26 @@ impl Warm {
 
 impl State {
     /// Watches every folder and lists every file (their bytes are read on first use).
-    fn start(root: &Path) -> Result<State, Restart> {
-        let fd =
-            inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).map_err(|_| Restart)?;
+    fn start(root: &Path) -> Result<State, Lost> {
+        let mut found = Vec::new();
+        let feed = Feed::start(root, &mut |f| found.push(f))?;
         let mut state = State {
-            root: root.to_path_buf(),
-            fd,
-            dirs: HashMap::new(),
+            feed,
             files: BTreeMap::new(),
             bytes: 0,
             generation: next_generation(),
             stamps: HashMap::new(),
             everything: None,
         };
-        state.scan("")?;
-        Ok(state)
-    }
-
-    fn abs(&self, rel: &str) -> PathBuf {
-        if rel.is_empty() {
-            self.root.clone()
-        } else {
-            self.root.join(rel)
-        }
-    }
-
-    /// Watches the folder `rel` and everything under it, and lists its files. Each folder's
-    /// watch comes before its listing, so a file created meanwhile is either listed or reported.
-    fn scan(&mut self, rel: &str) -> Result<(), Restart> {
-        let mut found = Vec::new();
-        let (fd, dirs, root) = (&self.fd, &mut self.dirs, &self.root);
-        visit(
-            root,
-            rel,
-            &mut |dir| {
-                let abs = if dir.is_empty() {
-                    root.clone()
-                } else {
-                    root.join(dir)
-                };
-                match inotify::add_watch(fd, &abs, watch_flags()) {
-                    Ok(wd) => {
-                        dirs.insert(wd, dir.to_string());
-                        Ok(true)
-                    }
-                    // Gone or replaced by something that is not a folder since it was seen.
-                    Err(Errno::NOENT | Errno::NOTDIR | Errno::ACCESS) if !dir.is_empty() => {
-                        Ok(false)
-                    }
-                    // Out of watches (or the root is unusable): warm search cannot keep up here.
-                    Err(_) => Err(Restart),
-                }
-            },
-            &mut |f| found.push(f),
-        )?;
         for f in found {
-            self.add_file(f);
+            state.add_file(f);
         }
-        Ok(())
+        Ok(state)
     }
 
     fn add_file(&mut self, rel: String) {
         self.forget(&rel);
-        let file = FileRef::new(&self.root, rel.clone());
+        let file = FileRef::new(self.feed.root(), rel.clone());
         self.files.insert(rel, Entry { file });
     }
 
@@ -236,7 +168,7 @@ impl State {
         }
     }
 
-    /// Drops a folder that was deleted or moved away, with its files and watches.
+    /// Drops a folder that was deleted or moved away, with its files.
     fn forget_dir(&mut self, rel: &str) {
         let prefix = format!("{rel}/");
         let gone: Vec<String> = self
@@ -248,87 +180,30 @@ impl State {
         for k in gone {
             self.forget(&k);
         }
-        let watches: Vec<i32> = self
-            .dirs
-            .iter()
-            .filter(|(_, d)| *d == rel || d.starts_with(&prefix))
-            .map(|(wd, _)| *wd)
-            .collect();
-        for wd in watches {
-            self.dirs.remove(&wd);
-            // A deleted folder's watch is already gone; a moved one's is removed here.
-            let _ = inotify::remove_watch(&self.fd, wd);
-        }
     }
 
     /// Applies every queued change event.
-    fn drain(&mut self) -> Result<(), Restart> {
-        let mut buf = [MaybeUninit::<u8>::uninit(); 16 << 10];
-        let mut events = Vec::new();
-        {
-            let mut reader = inotify::Reader::new(&self.fd, &mut buf);
-            loop {
-                match reader.next() {
-                    Ok(ev) => events.push((
-                        ev.wd(),
-                        ev.events(),
-                        ev.file_name()
-                            .and_then(|n| n.to_str().ok())
-                            .map(str::to_string),
-                    )),
-                    Err(Errno::AGAIN) => break,
-                    Err(Errno::INTR) => {}
-                    Err(_) => return Err(Restart),
-                }
-            }
-        }
-        for (wd, flags, name) in events {
-            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
-                return Err(Restart);
-            }
-            let Some(dir) = self.dirs.get(&wd).cloned() else {
-                continue;
-            };
-            if flags.intersects(ReadFlags::IGNORED | ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF)
-            {
-                if flags.contains(ReadFlags::IGNORED) {
-                    self.dirs.remove(&wd);
-                }
-                if dir.is_empty() {
-                    // The root itself went away or moved.
-                    return Err(Restart);
-                }
-                // The parent's own event drops the folder and its files.
-                continue;
-            }
-            let Some(name) = name else { continue };
-            if is_internal(&name) {
-                continue;
-            }
+    fn drain(&mut self) -> Result<(), Lost> {
+        for ev in self.feed.drain()? {
             self.generation = next_generation();
             self.everything = None;
-            let rel = join(&dir, &name);
-            let arrived = flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO);
-            let left = flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM);
-            if flags.contains(ReadFlags::ISDIR) {
-                if left || arrived {
-                    self.forget_dir(&rel);
-                }
-                if arrived {
-                    self.scan(&rel)?;
+            if ev.dir {
+                // A folder's files that arrived with it follow as events of their own.
+                if ev.kind != Kind::Changed {
+                    self.forget_dir(&ev.rel);
                 }
                 continue;
             }
-            if left {
-                self.forget(&rel);
-            } else if arrived || !self.files.contains_key(&rel) {
+            if ev.kind == Kind::Left {
+                self.forget(&ev.rel);
+            } else if ev.kind == Kind::Arrived || !self.files.contains_key(&ev.rel) {
                 // A new name: a regular file is searched; a symlink or anything else is not.
-                match std::fs::symlink_metadata(self.abs(&rel)) {
-                    Ok(m) if m.file_type().is_file() => self.add_file(rel),
-                    _ => self.forget(&rel),
+                match std::fs::symlink_metadata(self.feed.root().join(&ev.rel)) {
+                    Ok(m) if m.file_type().is_file() => self.add_file(ev.rel),
+                    _ => self.forget(&ev.rel),
                 }
             } else {
-                self.drop_bytes(&rel);
+                self.drop_bytes(&ev.rel);
             }
         }
         Ok(())
@@ -388,14 +263,6 @@ fn read(abs: &Path, room: usize) -> Option<Vec<u8>> {
         .read_to_end(&mut b)
         .ok()?;
     (b.len() <= most).then_some(b)
-}
-
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
 }
 
 #[cfg(test)]
