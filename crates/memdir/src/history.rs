@@ -156,6 +156,8 @@ struct Follow {
     seen: Option<Vec<Stamp>>,
     /// How many times `prepare` compared the whole tree.
     walks: usize,
+    /// The repository, kept open between changes.
+    git: Option<Git>,
 }
 
 impl std::fmt::Debug for Follow {
@@ -256,7 +258,12 @@ impl Follow {
             return None;
         }
         self.drain(root, &[]);
-        if self.whole || self.seen.as_ref() != Some(&git_stamps(root)) {
+        if self.seen.as_ref() != Some(&git_stamps(root)) {
+            // Someone else changed git's files: read them afresh.
+            self.git = None;
+            return None;
+        }
+        if self.whole {
             return None;
         }
         let nested = |p: &str| {
@@ -337,9 +344,18 @@ impl GitHistory {
         })
     }
 
-    /// Runs `f` on the repository and keeps what it warned about.
-    fn with_repo<T>(&self, f: impl FnOnce(&Git) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let git = self.repo()?;
+    /// Runs `f` on the repository and keeps what it warned about. A history that follows the
+    /// change feed keeps the repository open between changes, so git's index is read again
+    /// only when someone else rewrote it; any failure closes it, so nothing half-staged stays.
+    fn with_repo<T>(
+        &self,
+        follow: &mut Follow,
+        f: impl FnOnce(&Git) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let git = match follow.git.take() {
+            Some(git) => git,
+            None => self.repo()?,
+        };
         let out = f(&git);
         let lines = git.take_warnings();
         if !lines.is_empty() {
@@ -347,6 +363,9 @@ impl GitHistory {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .extend(lines);
+        }
+        if out.is_ok() && follow.on {
+            follow.git = Some(git);
         }
         out
     }
@@ -368,7 +387,7 @@ impl History for GitHistory {
             // The feed names what changed outside memdir: only that is compared.
             Some(paths) => {
                 if !paths.is_empty() {
-                    self.with_repo(|git| {
+                    self.with_repo(&mut follow, |git| {
                         for line in git.clear_stale_locks() {
                             git_warn(git, line);
                         }
@@ -380,7 +399,7 @@ impl History for GitHistory {
             }
             None => {
                 follow.walks += 1;
-                self.with_repo(|git| {
+                self.with_repo(&mut follow, |git| {
                     for line in git.clear_stale_locks() {
                         git_warn(git, line);
                     }
@@ -408,7 +427,7 @@ impl History for GitHistory {
             follow.drain(&self.root, touched.as_deref().unwrap_or_default());
         }
         let whole = touched.is_none() || change.whole_tree;
-        let oid = self.with_repo(|git| {
+        let oid = self.with_repo(&mut follow, |git| {
             for line in git.clear_stale_locks() {
                 git_warn(git, line);
             }

@@ -337,6 +337,14 @@ impl Git {
             .collect())
     }
 
+    /// git's index, read again from disk if another process rewrote it since this repository
+    /// last read or wrote it (a repository kept open between changes).
+    fn index(&self) -> Result<git2::Index, StoreError> {
+        let mut index = self.repo.index().map_err(backend)?;
+        index.read(false).map_err(backend)?;
+        Ok(index)
+    }
+
     /// Commits edits made by hand since the last commit, authored `hand-edit`.
     pub fn commit_hand_edits(&self, now: Timestamp) -> Result<Option<Oid>, StoreError> {
         if self.changed_paths()?.is_empty() {
@@ -364,7 +372,7 @@ impl Git {
         message: &str,
         now: Timestamp,
     ) -> Result<Option<Oid>, StoreError> {
-        let mut index = self.repo.index().map_err(backend)?;
+        let mut index = self.index()?;
         // Each changed path is staged on its own, so one file git cannot record (a name it
         // refuses, a nested repository, a folder nested too deep; put there by hand, as memdir
         // refuses such paths) is left out with a warning instead of stopping every commit.
@@ -394,7 +402,7 @@ impl Git {
         let Some(root) = self.repo.workdir().map(Path::to_path_buf) else {
             return self.commit_all(actor, message, now);
         };
-        let mut index = self.repo.index().map_err(backend)?;
+        let mut index = self.index()?;
         let mut folders = false;
         for path in paths {
             match self.stage_touched(&mut index, &root, path) {
