@@ -220,10 +220,13 @@ impl Follow {
             if ev.dir && ev.kind == Kind::Changed {
                 continue;
             }
-            // One of this change's paths, or a folder made or removed for one of them.
+            // One of this change's paths, or a folder made for one of them (its other files
+            // are reported on their own). A folder that left is kept even when it held one of
+            // them: a folder moved away reports none of the files it took along.
+            let made_for_mine = ev.dir && ev.kind == Kind::Arrived;
             if mine
                 .iter()
-                .any(|m| under(m, &ev.rel) || (ev.dir && under(&ev.rel, m)))
+                .any(|m| under(m, &ev.rel) || (made_for_mine && under(&ev.rel, m)))
             {
                 continue;
             }
@@ -231,13 +234,14 @@ impl Follow {
         }
     }
 
-    /// Drains the feed (starting it first if needed). False when the feed is not running.
-    fn drain(&mut self, root: &Path, mine: &[String]) -> bool {
+    /// Drains the feed; a feed that is not running (or just got lost) is started, and the
+    /// next `prepare` compares the whole tree.
+    fn drain(&mut self, root: &Path, mine: &[String]) {
         if let Some(feed) = &mut self.feed {
             match feed.drain() {
                 Ok(events) => {
                     self.note(events, mine);
-                    return true;
+                    return;
                 }
                 Err(_) => self.feed = None,
             }
@@ -249,7 +253,6 @@ impl Follow {
                 Err(_) => self.unavailable = true,
             }
         }
-        false
     }
 
     /// The paths to compare with git's index before a change, or `None` for the whole tree.
@@ -623,7 +626,43 @@ pub fn merge_lines(base: &[u8], ours: &[u8], theirs: &[u8]) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{UndoConflict, carry_lines, merge_lines, undo_file};
+    use super::{Follow, UndoConflict, carry_lines, merge_lines, undo_file};
+    use crate::feed::{Event, Kind};
+
+    fn ev(rel: &str, dir: bool, kind: Kind) -> Event {
+        Event {
+            rel: rel.into(),
+            dir,
+            kind,
+        }
+    }
+
+    /// Which of the feed's events a commit takes for its own writes: its paths and a folder
+    /// made for them, never a folder that left with other files in it.
+    #[test]
+    fn a_commit_takes_only_its_own_paths_out_of_the_feed() {
+        let mut f = Follow::default();
+        let mine = ["notes/sub/a.md".to_string(), "log/d.md".to_string()];
+        f.note(
+            vec![
+                ev("notes/sub", true, Kind::Arrived),
+                ev("notes/sub/a.md", false, Kind::Arrived),
+                ev("notes/sub/b.md", false, Kind::Arrived),
+                ev("log/d.md", false, Kind::Changed),
+                ev("log/d.md.bak", false, Kind::Changed),
+                ev("log", true, Kind::Changed),
+                // A person moved the folder away mid-change: its other files go with it, and
+                // only this event says so.
+                ev("notes/sub", true, Kind::Left),
+            ],
+            &mine,
+        );
+        let pending: Vec<&str> = f.pending.iter().map(String::as_str).collect();
+        assert_eq!(pending, ["log/d.md.bak", "notes/sub", "notes/sub/b.md"]);
+        assert!(!f.whole);
+        f.note(vec![ev("drafts/.gitignore", false, Kind::Changed)], &[]);
+        assert!(f.whole, "a .gitignore changes what git records elsewhere");
+    }
 
     #[test]
     fn undo_file_restores_skips_merges_or_refuses() {
