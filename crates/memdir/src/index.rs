@@ -3,11 +3,11 @@
 
 use crate::error::Error;
 use crate::memory::Memory;
-use crate::notes::{NoteFile, read_text, scan};
+use crate::notes::{NoteFile, read_text, scan, scan_folder};
 use crate::store::{LockName, Precondition};
 use memdir_core::caps::{Cap, CapExceeded, Size};
 use memdir_core::context::{Fill, Section, nest_headings, units};
-use memdir_core::layout::{Dated, Layout, is_generated_folder_index, layout};
+use memdir_core::layout::{Dated, Layout, is_generated_folder_index, layout, relayout};
 use memdir_core::note::{INDEX_FILE, IndexEntry, Note, parse_index, render_index};
 use memdir_core::path::MemPath;
 use serde::Serialize;
@@ -167,7 +167,9 @@ fn save_layout(
 /// cap (a write that keeps the index the same size or shrinks it is always allowed).
 ///
 /// When `MEMORY.md` is exactly what memdir last generated, only this note's line changes and no
-/// other note is read; otherwise the index is rebuilt from every note.
+/// other note is read; an index split by folder reads the notes of this note's folder only
+/// (their lines and dates make the folder's line and its own index). Otherwise the index is
+/// rebuilt from every note.
 pub(crate) fn write_note(
     mem: &Memory,
     path: &MemPath,
@@ -186,6 +188,11 @@ pub(crate) fn write_note(
             mem.store().write_if(path, content.as_bytes(), pre)?;
             return save_index(mem, current.as_deref(), &after_text, !after.is_empty());
         }
+    }
+    if let Some(root) = current.as_deref()
+        && write_in_folder(mem, root, path, content, pre)?
+    {
+        return Ok(());
     }
     // Otherwise from every note: the layout before and after this write, folders past the cap.
     let files = scan(mem.store().as_ref(), &mem.layout())?;
@@ -212,6 +219,58 @@ pub(crate) fn write_note(
     // The written note replaces its old text among the files the layout is saved against.
     let files: Vec<NoteFile> = files.into_iter().filter(|f| f.path != *path).collect();
     save_layout(mem, &files, &new_layout, !after.is_empty()).map(drop)
+}
+
+/// [`write_note`] into an index split by folder, reading only the notes of the note's folder;
+/// false (nothing written) when [`relayout`] cannot tell without every note.
+fn write_in_folder(
+    mem: &Memory,
+    root: &str,
+    path: &MemPath,
+    content: &str,
+    pre: &Precondition,
+) -> Result<bool, Error> {
+    let cap = mem.config().index.cap();
+    let folder = path.parent().unwrap_or_default();
+    let before = dated(&scan_folder(mem.store().as_ref(), &mem.layout(), &folder)?);
+    let mut after: Vec<Dated> = before
+        .iter()
+        .filter(|d| d.entry.path != path.as_str())
+        .cloned()
+        .collect();
+    if mem.layout().is_note_path(path.as_str()) {
+        let note = Note::parse(content);
+        if note.is_indexable() {
+            after.push(Dated {
+                entry: entry(path, &note),
+                date: note_date(&note),
+            });
+            after.sort_by(|a, b| a.entry.path.cmp(&b.entry.path));
+        }
+    }
+    let Some(new) = relayout(root, folder.as_str(), &before, &after, cap) else {
+        return Ok(false);
+    };
+    refuse_growth(cap, root, &new.root, &format!("if {path} were written"))?;
+    let store = mem.store();
+    store.write_if(path, content.as_bytes(), pre)?;
+    if let Some((index, text)) = new.folder {
+        let index_path = MemPath::parse_file(&index)?;
+        let existing = read_text(store.as_ref(), &index_path)?;
+        match (existing, text) {
+            // A person's own file of that name stays; lint says so.
+            (Some(e), _) if !is_generated_folder_index(&index, &e) => {}
+            (Some(e), Some(t)) if e == t => {}
+            (_, Some(t)) => store.write(&index_path, t.as_bytes())?,
+            (Some(_), None) => match store.remove(&index_path) {
+                Ok(()) | Err(crate::store::StoreError::NotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            },
+            (None, None) => {}
+        }
+    }
+    save_index(mem, Some(root), &new.root, true)?;
+    Ok(true)
 }
 
 fn fits(cap: Cap, text: &str) -> bool {

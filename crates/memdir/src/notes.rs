@@ -138,6 +138,46 @@ fn scan_remote(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<NoteFile>
     Ok(out)
 }
 
+/// The notes directly in `folder` (the root: notes at the top level; never its subfolders), in
+/// path order, as [`scan`] reads them. A store without a local folder is read with one
+/// `read_all`, as [`scan`] does.
+pub(crate) fn scan_folder(
+    store: &dyn Store,
+    layout: &FolderLayout,
+    folder: &MemPath,
+) -> Result<Vec<NoteFile>, Error> {
+    let top_dir = folder.as_str().split('/').next().unwrap_or_default();
+    if NOT_NOTE_DIRS.contains(&top_dir) {
+        return Ok(Vec::new());
+    }
+    let here =
+        |p: &MemPath| p.parent().unwrap_or_default() == *folder && layout.is_note_path(p.as_str());
+    let mut out = Vec::new();
+    if store.local_root().is_none() {
+        for (path, bytes) in store.read_all(&mut |p| here(p))? {
+            let text = String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            out.push(NoteFile::new(path, text, true));
+        }
+    } else {
+        let entries = match store.list(folder) {
+            Ok(v) => v,
+            Err(StoreError::NotFound(_)) => return Ok(out),
+            Err(e) => return Err(e.into()),
+        };
+        for e in entries {
+            if e.kind == EntryKind::File
+                && here(&e.path)
+                && let Some(text) = read_text(store, &e.path)?
+            {
+                out.push(NoteFile::new(e.path, text, true));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
 /// A resolver over scanned files: frontmatter names, stems and paths.
 pub fn resolver(files: &[NoteFile]) -> Resolver {
     Resolver::new(
