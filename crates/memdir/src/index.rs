@@ -197,17 +197,7 @@ pub(crate) fn write_note(
     // Otherwise from every note: the layout before and after this write, folders past the cap.
     let files = scan(mem.store().as_ref(), &mem.layout())?;
     let before = dated(&files);
-    let mut after = before.clone();
-    after.retain(|d| d.entry.path != path.as_str());
-    if mem.layout().is_note_path(path.as_str()) {
-        let note = Note::parse(content);
-        if note.is_indexable() {
-            after.push(Dated {
-                entry: entry(path, &note),
-                date: note_date(&note),
-            });
-        }
-    }
+    let after = with_written(mem, &before, path, content);
     let (old_layout, new_layout) = (layout(&before, cap), layout(&after, cap));
     refuse_growth(
         cap,
@@ -221,18 +211,9 @@ pub(crate) fn write_note(
     save_layout(mem, &files, &new_layout, !after.is_empty()).map(drop)
 }
 
-/// [`write_note`] into an index split by folder, reading only the notes of the note's folder;
-/// false (nothing written) when [`relayout`] cannot tell without every note.
-fn write_in_folder(
-    mem: &Memory,
-    root: &str,
-    path: &MemPath,
-    content: &str,
-    pre: &Precondition,
-) -> Result<bool, Error> {
-    let cap = mem.config().index.cap();
-    let folder = path.parent().unwrap_or_default();
-    let before = dated(&scan_folder(mem.store().as_ref(), &mem.layout(), &folder)?);
+/// The listed notes `before` (in path order) once `content` is written at `path`, in path
+/// order, as a scan after the write would list them.
+fn with_written(mem: &Memory, before: &[Dated], path: &MemPath, content: &str) -> Vec<Dated> {
     let mut after: Vec<Dated> = before
         .iter()
         .filter(|d| d.entry.path != path.as_str())
@@ -248,6 +229,22 @@ fn write_in_folder(
             after.sort_by(|a, b| a.entry.path.cmp(&b.entry.path));
         }
     }
+    after
+}
+
+/// [`write_note`] into an index split by folder, reading only the notes of the note's folder;
+/// false (nothing written) when [`relayout`] cannot tell without every note.
+fn write_in_folder(
+    mem: &Memory,
+    root: &str,
+    path: &MemPath,
+    content: &str,
+    pre: &Precondition,
+) -> Result<bool, Error> {
+    let cap = mem.config().index.cap();
+    let folder = path.parent().unwrap_or_default();
+    let before = dated(&scan_folder(mem.store().as_ref(), &mem.layout(), &folder)?);
+    let after = with_written(mem, &before, path, content);
     let Some(new) = relayout(root, folder.as_str(), &before, &after, cap) else {
         return Ok(false);
     };

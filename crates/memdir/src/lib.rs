@@ -20,11 +20,6 @@ mod change;
 mod clock;
 pub mod consolidate;
 mod error;
-// A folder's change feed (inotify); elsewhere it never starts and readers walk the folder.
-#[cfg(target_os = "linux")]
-mod feed;
-#[cfg(not(target_os = "linux"))]
-#[path = "feed_none.rs"]
 mod feed;
 pub mod folder;
 pub mod gates;

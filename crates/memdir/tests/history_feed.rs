@@ -56,6 +56,24 @@ impl Process {
     }
 }
 
+/// A long-lived process's backend whose history follows the feed, as `memdir mcp` opens it
+/// (`Memory::with_history_feed`), and that history.
+fn following(root: &Path) -> (Backend, Arc<GitHistory>) {
+    let store = FolderStore::open(root).unwrap();
+    let history = Arc::new(GitHistory::new(root).with_touched(store.touched()));
+    let backend = Backend {
+        store: Arc::new(store),
+        history: Some(history.clone()),
+        vectors: None,
+    };
+    drop(
+        Memory::open_backend(backend.clone(), clock(0))
+            .unwrap()
+            .with_history_feed(),
+    );
+    (backend, history)
+}
+
 fn note(mem: &Memory, name: &str, description: &str, body: &str) {
     mem.note_new(&NoteRequest {
         name,
@@ -148,22 +166,7 @@ fn following_the_feed_records_the_history_the_walk_records() {
         let root = dir.path().join("mem");
         std::fs::create_dir_all(&root).unwrap();
         drop(Memory::init(&root, clock(0)).unwrap());
-        let live = follow.then(|| {
-            let store = FolderStore::open(&root).unwrap();
-            let history = Arc::new(GitHistory::new(&root).with_touched(store.touched()));
-            let backend = Backend {
-                store: Arc::new(store),
-                history: Some(history.clone()),
-                vectors: None,
-            };
-            // What `memdir mcp` does through `Memory::with_history_feed`.
-            drop(
-                Memory::open_backend(backend.clone(), clock(0))
-                    .unwrap()
-                    .with_history_feed(),
-            );
-            (backend, history)
-        });
+        let live = follow.then(|| following(&root));
         let p = Process { root, live };
         script(&p);
         histories.push((recorded(&p.root), p.live.map(|(_, h)| h)));
@@ -206,16 +209,8 @@ fn another_process_changing_git_makes_the_next_change_compare_everything() {
     let root = dir.path().join("mem");
     std::fs::create_dir_all(&root).unwrap();
     drop(Memory::init(&root, clock(0)).unwrap());
-    let store = FolderStore::open(&root).unwrap();
-    let history = Arc::new(GitHistory::new(&root).with_touched(store.touched()));
-    let backend = Backend {
-        store: Arc::new(store),
-        history: Some(history.clone()),
-        vectors: None,
-    };
-    let live = Memory::open_backend(backend, clock(1))
-        .unwrap()
-        .with_history_feed();
+    let (backend, history) = following(&root);
+    let live = Memory::open_backend(backend, clock(1)).unwrap();
     live.log("one").unwrap();
     live.log("two").unwrap();
     let after_two = history.whole_tree_comparisons();
