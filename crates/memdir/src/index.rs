@@ -241,17 +241,86 @@ fn write_in_folder(
     content: &str,
     pre: &Precondition,
 ) -> Result<bool, Error> {
-    let cap = mem.config().index.cap();
-    let folder = path.parent().unwrap_or_default();
-    let before = dated(&scan_folder(mem.store().as_ref(), &mem.layout(), &folder)?);
-    let after = with_written(mem, &before, path, content);
-    let Some(new) = relayout(root, folder.as_str(), &before, &after, cap) else {
+    let Some(new) = relayout_changes(mem, root, &[(path, None, Some(content))], false)? else {
         return Ok(false);
     };
-    refuse_growth(cap, root, &new.root, &format!("if {path} were written"))?;
+    refuse_growth(
+        mem.config().index.cap(),
+        root,
+        &new.0,
+        &format!("if {path} were written"),
+    )?;
+    mem.store().write_if(path, content.as_bytes(), pre)?;
+    save_relayout(mem, root, new)?;
+    Ok(true)
+}
+
+/// One note's change for [`relayout_changes`]: its path, its text before and after (`None`:
+/// absent).
+type NoteChange<'a> = (&'a MemPath, Option<&'a str>, Option<&'a str>);
+
+/// What [`relayout_changes`] gives: `MEMORY.md`, and each changed folder's index path with its
+/// text (`None`: it goes).
+type Relaid = (String, Vec<(String, Option<String>)>);
+
+/// The index files after `changes`, from the root index and the notes of the changed notes'
+/// folders only (see [`relayout`]): the new root and each changed folder's index (`None`: it
+/// goes). `applied`: the store holds the changes already (a delete or a move, after the fact),
+/// else it holds what was there before them. `None` when that cannot be told without every note.
+fn relayout_changes(
+    mem: &Memory,
+    root: &str,
+    changes: &[NoteChange<'_>],
+    applied: bool,
+) -> Result<Option<Relaid>, Error> {
+    let cap = mem.config().index.cap();
+    let layout = mem.layout();
+    let listed = |path: &MemPath, text: Option<&str>| {
+        let note = Note::parse(text.filter(|_| layout.is_note_path(path.as_str()))?);
+        note.is_indexable().then(|| Dated {
+            entry: entry(path, &note),
+            date: note_date(&note),
+        })
+    };
+    let mut root = root.to_string();
+    let mut folders = Vec::new();
+    let mut done: Vec<MemPath> = Vec::new();
+    for (path, _, _) in changes {
+        let folder = path.parent().unwrap_or_default();
+        if done.contains(&folder) {
+            continue;
+        }
+        let here = dated(&scan_folder(mem.store().as_ref(), &layout, &folder)?);
+        let (mut before, mut after) = (here.clone(), here);
+        for (p, was, now) in changes {
+            if p.parent().unwrap_or_default() != folder {
+                continue;
+            }
+            // The side the store does not show yet is made from the known text.
+            let (side, text) = if applied {
+                (&mut before, *was)
+            } else {
+                (&mut after, *now)
+            };
+            side.retain(|d| d.entry.path != p.as_str());
+            side.extend(listed(p, text));
+            side.sort_by(|a, b| a.entry.path.cmp(&b.entry.path));
+        }
+        let Some(new) = relayout(&root, folder.as_str(), &before, &after, cap) else {
+            return Ok(None);
+        };
+        root = new.root;
+        folders.extend(new.folder);
+        done.push(folder);
+    }
+    Ok(Some((root, folders)))
+}
+
+/// Writes what [`relayout_changes`] gave: each folder's index (never over a person's own file
+/// of that name), then `MEMORY.md`.
+fn save_relayout(mem: &Memory, current: &str, (root, folders): Relaid) -> Result<(), Error> {
     let store = mem.store();
-    store.write_if(path, content.as_bytes(), pre)?;
-    if let Some((index, text)) = new.folder {
+    for (index, text) in folders {
         let index_path = MemPath::parse_file(&index)?;
         let existing = read_text(store.as_ref(), &index_path)?;
         match (existing, text) {
@@ -266,8 +335,7 @@ fn write_in_folder(
             (None, None) => {}
         }
     }
-    save_index(mem, Some(root), &new.root, true)?;
-    Ok(true)
+    save_index(mem, Some(current), &root, true)
 }
 
 fn fits(cap: Cap, text: &str) -> bool {
@@ -296,7 +364,12 @@ fn refuse_growth(cap: Cap, before: &str, after: &str, what: &str) -> Result<(), 
 
 /// Refuses a move that would take `MEMORY.md` past its cap (a note into a new folder when the
 /// index lists folders and is full); checked before anything moves.
-pub(crate) fn check_move(mem: &Memory, from: &MemPath, to: &MemPath) -> Result<(), Error> {
+pub(crate) fn check_move(
+    mem: &Memory,
+    from: &MemPath,
+    to: &MemPath,
+    text: Option<&str>,
+) -> Result<(), Error> {
     if !mem.layout().index_generated() {
         return Ok(());
     }
@@ -307,6 +380,17 @@ pub(crate) fn check_move(mem: &Memory, from: &MemPath, to: &MemPath) -> Result<(
         // A flat index memdir wrote fits its cap: after a move it still fits, or it splits
         // into folders, whose lines are no more than the notes' were.
         return Ok(());
+    }
+    // One file moved: the two folders' notes tell, if the index is split by folder.
+    if let (Some(root), Some(text)) = (current.as_deref(), text)
+        && let Some((new, _)) = relayout_changes(
+            mem,
+            root,
+            &[(from, Some(text), None), (to, None, Some(text))],
+            false,
+        )?
+    {
+        return refuse_growth(cap, root, &new, &format!("if {from} moved to {to}"));
     }
     let files = scan(mem.store().as_ref(), &mem.layout())?;
     let before = dated(&files);
@@ -338,9 +422,14 @@ pub(crate) fn check_move(mem: &Memory, from: &MemPath, to: &MemPath) -> Result<(
 }
 
 /// Updates the index after files were deleted or moved: each path with its new text (`None` when
-/// it is gone). Falls back to a full rebuild when the index is not memdir's own flat output, or
-/// when the change makes it outgrow its cap.
-pub(crate) fn update(mem: &Memory, changes: &[(MemPath, Option<String>)]) -> Result<(), Error> {
+/// it is gone); `gone` is the text the one file that left had (a deleted or moved note), when
+/// known. Falls back to a full rebuild when the index is neither memdir's own flat output that
+/// still fits nor its split output that [`relayout`] can update.
+pub(crate) fn update(
+    mem: &Memory,
+    changes: &[(MemPath, Option<String>)],
+    gone: Option<&str>,
+) -> Result<(), Error> {
     let _lock = mem.store().lock(LockName::Index)?;
     let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
     if let Some(mut listed) = current.as_deref().and_then(parse_index) {
@@ -350,6 +439,21 @@ pub(crate) fn update(mem: &Memory, changes: &[(MemPath, Option<String>)]) -> Res
         let text = render_index(&listed);
         if fits(mem.config().index.cap(), &text) {
             return save_index(mem, current.as_deref(), &text, !listed.is_empty());
+        }
+    } else if let (Some(root), Some(gone)) = (current.as_deref(), gone) {
+        // What each path held before: the text that left where a path is gone now, nothing
+        // where one is there now (a move's target never overwrites).
+        let noted: Vec<NoteChange<'_>> = changes
+            .iter()
+            .map(|(p, now)| match now {
+                None => (p, Some(gone), None),
+                Some(t) => (p, None, Some(t.as_str())),
+            })
+            .collect();
+        if changes.iter().filter(|(_, now)| now.is_none()).count() == 1
+            && let Some(new) = relayout_changes(mem, root, &noted, true)?
+        {
+            return save_relayout(mem, root, new);
         }
     }
     let files = scan(mem.store().as_ref(), &mem.layout())?;

@@ -881,8 +881,15 @@ impl Memory {
         if p.as_str() == self.core_file() {
             self.refuse_core_move_unless_user()?;
         }
+        // A note's text, for the index to drop its line without reading every note.
+        let gone = match self.store.stat(&p)? {
+            Some(e) if e.kind == EntryKind::File && p.as_str().ends_with(".md") => {
+                self.read_opt(&p)?
+            }
+            _ => None,
+        };
         self.store.remove(&p)?;
-        crate::notes::after_change(self, &[&p])?;
+        crate::notes::after_change(self, &[&p], gone.as_deref())?;
         tx.commit()
     }
 
@@ -897,12 +904,14 @@ impl Memory {
         self.refuse_gate_files(&t)?;
         let tx = self.begin("mv", &format!("{f} -> {t}"))?;
         let core_file = self.core_file();
-        if t.as_str() == core_file {
+        // The moved file's text, when it is one file: the index updates from it.
+        let moved = if t.as_str() == core_file {
             let _lock = self.store.lock(LockName::File(&t))?;
             self.refuse_core_move_unless_user()?;
             let incoming = self.read_opt(&f)?.unwrap_or_default();
             self.config.core.cap().check(core_file, "", &incoming)?;
             self.store.rename(&f, &t)?;
+            None
         } else {
             if f.as_str() == core_file {
                 self.refuse_core_move_unless_user()?;
@@ -912,7 +921,7 @@ impl Memory {
                 _ => None,
             };
             let remark = crate::trust::check_move(self, &f, &t, text.as_deref())?;
-            crate::index::check_move(self, &f, &t)?;
+            crate::index::check_move(self, &f, &t, text.as_deref())?;
             self.store.rename(&f, &t)?;
             if remark && let Some(text) = &text {
                 let marked = crate::trust::mark(&self.layout(), &t, text);
@@ -920,8 +929,9 @@ impl Memory {
                     self.store.write(&t, marked.as_bytes())?;
                 }
             }
-        }
-        crate::notes::after_change(self, &[&f, &t])?;
+            text
+        };
+        crate::notes::after_change(self, &[&f, &t], moved.as_deref())?;
         tx.commit()
     }
 

@@ -621,7 +621,14 @@ pub(crate) fn write_hook(
 
 /// After a delete or a move: updates the index when a note may have come or gone. Single `.md`
 /// files update their own lines; a folder (whose notes are unknown once it moved) rebuilds it.
-pub(crate) fn after_change(mem: &Memory, paths: &[&MemPath]) -> Result<(), Error> {
+///
+/// `gone`: the text of the one file that left (the deleted file, or the moved file's text
+/// before the move), which lets an index split by folder be updated from the two folders only.
+pub(crate) fn after_change(
+    mem: &Memory,
+    paths: &[&MemPath],
+    gone: Option<&str>,
+) -> Result<(), Error> {
     let layout = mem.layout();
     if !layout.index_generated() {
         return Ok(());
@@ -642,5 +649,5 @@ pub(crate) fn after_change(mem: &Memory, paths: &[&MemPath]) -> Result<(), Error
     for p in paths {
         changes.push(((*p).clone(), read_text(mem.store().as_ref(), p)?));
     }
-    crate::index::update(mem, &changes)
+    crate::index::update(mem, &changes, gone)
 }

@@ -1,7 +1,8 @@
 //! Issue 22: a note write is O(its folder), not O(every note), once `MEMORY.md` lists folders.
-//! Past the index's cap, a write reads the notes of its own folder only; what it leaves in
-//! `MEMORY.md` and the folders' indexes must be exactly what regenerating them from every note
-//! gives (`memdir index`), after every write of a long random sequence.
+//! Past the index's cap, a write, delete or move of a note reads the notes of its own folders
+//! only; what it leaves in `MEMORY.md` and the folders' indexes must be exactly what
+//! regenerating them from every note gives (`memdir index`), after every step of a long random
+//! sequence.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use memdir::{Clock, Memory};
@@ -68,7 +69,7 @@ fn index_files(root: &Path) -> Vec<(String, String)> {
 }
 
 #[test]
-fn a_note_write_past_the_cap_leaves_what_a_full_rebuild_gives() {
+fn note_writes_deletes_and_moves_past_the_cap_leave_what_a_full_rebuild_gives() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("mem");
     // The root lists 5 folders and up to 12 top-level notes in 4 groups: that fits 40 lines,
@@ -83,7 +84,7 @@ fn a_note_write_past_the_cap_leaves_what_a_full_rebuild_gives() {
             .wrapping_add(1_442_695_040_888_963_407);
         (seed >> 33) % n
     };
-    for step in 0..200 {
+    for step in 0..300 {
         let folder = folders[next(folders.len() as u64) as usize];
         let name = format!("n{}", next(12));
         let path = if folder.is_empty() {
@@ -99,8 +100,26 @@ fn a_note_write_past_the_cap_leaves_what_a_full_rebuild_gives() {
         };
         let kind = kinds[next(kinds.len() as u64) as usize];
         let day = 1 + next(28) as u32;
-        mem.write(&path, &note(&name, kind, &description, day))
-            .unwrap();
+        let exists = root.join(&path).exists();
+        match next(6) {
+            // A delete of a note that is there.
+            0 if exists => mem.rm(&path).unwrap(),
+            // A move to another folder (or name), refused when the target exists or the
+            // index would outgrow its cap; a refused move changes nothing.
+            1 if exists => {
+                let to_folder = folders[next(folders.len() as u64) as usize];
+                let to_name = format!("m{}.md", next(12));
+                let to = if to_folder.is_empty() {
+                    to_name
+                } else {
+                    format!("{to_folder}/{to_name}")
+                };
+                let _ = mem.mv(&path, &to);
+            }
+            _ => mem
+                .write(&path, &note(&name, kind, &description, day))
+                .unwrap(),
+        }
         let written = index_files(&root);
         let report = mem.regenerate_index().unwrap();
         assert!(
@@ -130,7 +149,7 @@ fn a_note_write_past_the_cap_leaves_what_a_full_rebuild_gives() {
 /// The write reads its own folder only: a note of another folder edited by hand shows in
 /// `MEMORY.md` at the next `memdir index` (or a write in that folder), not at this write.
 #[test]
-fn a_note_write_past_the_cap_reads_only_its_own_folder() {
+fn a_note_change_past_the_cap_reads_only_its_own_folders() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("mem");
     let mem = memory(&root, 12);
@@ -171,6 +190,11 @@ fn a_note_write_past_the_cap_reads_only_its_own_folder() {
         line(&root, "projects").contains("(project 8)"),
         "a write in notes/ read projects/"
     );
+    // A delete and a move in notes/ do not read projects/ either.
+    mem.rm("notes/n9.md").unwrap();
+    mem.mv("notes/n0.md", "notes/moved.md").unwrap();
+    assert!(line(&root, "notes").contains("8 notes (user 8)"));
+    assert!(line(&root, "projects").contains("(project 8)"));
     assert!(mem.regenerate_index().unwrap().changed);
     assert!(line(&root, "projects").contains("(project 7, reference 1)"));
 }
