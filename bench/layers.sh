@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times the foundation's hot commands on a generated year of memory (365 daily logs of ~40 lines,
 # 2,000 notes): `context` beside `cat` of the same files (what a hand-rolled loader would do), and
-# one `log` append and one `write`, each with and without git provenance.
+# one `log` append and one `write`, each with and without git provenance, and a listed note
+# written, deleted and moved.
 #
 #   bench/layers.sh                # builds the release binary, 20 runs each
 #   RUNS=50 bench/layers.sh
@@ -63,4 +64,10 @@ time_it "memdir log (no git)" "$MEMDIR" --root "$work/nogit" log "benchmark entr
 time_it "memdir log (git commit)" "$MEMDIR" --root "$root" log "benchmark entry"
 time_it "memdir write (no git)" "$MEMDIR" --root "$work/nogit" write notes/probe.md "probe"
 time_it "memdir write (git commit)" "$MEMDIR" --root "$root" write notes/probe.md "probe"
+# A listed note in a folder of 50 (the index lists 40 folders: it is past its cap), then the
+# same note deleted or moved; each pair is two memdir processes.
+note=$'---\nname: probe\ndescription: a probe note\ntype: project\n---\nbody\n'
+time_it "memdir write a listed note (no git)" "$MEMDIR" --root "$work/nogit" write notes/area-00/probe.md "$note"
+time_it "write + rm of a note (no git)" bash -c "'$MEMDIR' --root '$work/nogit' write notes/area-00/gone.md '$note' && '$MEMDIR' --root '$work/nogit' rm notes/area-00/gone.md"
+time_it "mv a note and back (no git)" bash -c "'$MEMDIR' --root '$work/nogit' mv notes/area-00/probe.md notes/area-01/probe.md && '$MEMDIR' --root '$work/nogit' mv notes/area-01/probe.md notes/area-00/probe.md"
 time_it "echo >> file (baseline append)" bash -c "echo '- 09:15 x' >> '$root/log/2026-11-30.md'"
