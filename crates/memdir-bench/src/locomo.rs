@@ -22,7 +22,8 @@ pub struct Args {
     pub k: usize,
     /// Only these methods (grep, grep-or, ranked, semantic, hybrid, hybrid-rrf), comma-separated.
     /// `hybrid:KEY=V/KEY=V` is a hybrid variant: `fusion=z|max|rrf`, `dense=W`, `near=W`,
-    /// `day=W`, `date=W`, `speaker=W`, `when=W` (unset keys keep the shipped defaults).
+    /// `day=W`, `date=W`, `speaker=W`, `when=W`, `floor=on|off` (unset keys keep the shipped
+    /// defaults).
     #[arg(long, value_delimiter = ',', default_value = "grep,grep-or,ranked")]
     pub methods: Vec<String>,
     /// Keep the generated memory folders here instead of a temp dir.
@@ -76,8 +77,15 @@ fn hybrid_options(method: &str) -> anyhow::Result<Option<memdir::search::HybridO
             "date" => o.w_date = num()?,
             "speaker" => o.w_speaker = num()?,
             "when" => o.w_when = num()?,
+            "floor" => {
+                o.floor = match v {
+                    "on" => true,
+                    "off" => false,
+                    _ => bail!("hybrid variant {kv:?}: floor is on or off"),
+                }
+            }
             _ => bail!(
-                "hybrid variant {kv:?}: keys are fusion, dense, near, day, date, speaker, when"
+                "hybrid variant {kv:?}: keys are fusion, dense, near, day, date, speaker, when, floor"
             ),
         }
     }

@@ -25,6 +25,11 @@
 //! - a question that asks when ("When did ...", "what year ...") credits lines that tell a
 //!   time ("yesterday", "last week", "in May"), what such a question is answered by.
 //!
+//! A line found by meaning alone (no query word) is listed only if it is nearer to the query
+//! than the average line (its score without the keyword part is above 0 on this scale, the
+//! neighbours', day and date credits counted): every chunk has a cosine, so a small memory
+//! would otherwise list every line it holds, down to the unrelated ones.
+//!
 //! Pseudo-relevance feedback (a second keyword pass for the terms of the first pass's best
 //! lines, and Rocchio's update of the query vector towards theirs) was measured and did not help
 //! on LoCoMo (BENCHMARKS.md); it is not kept.
@@ -80,6 +85,9 @@ pub struct HybridOptions {
     /// The bonus of a line that tells a time ("yesterday", "last week") when the query asks
     /// when.
     pub w_when: f64,
+    /// Leave out lines found by meaning alone that are no nearer to the query than the average
+    /// line ([`Fusion::ZScore`] only; the other fusions have no average).
+    pub floor: bool,
 }
 
 impl Default for HybridOptions {
@@ -97,6 +105,7 @@ impl Default for HybridOptions {
             w_date: 2.0,
             w_speaker: 1.0,
             w_when: 1.0,
+            floor: true,
         }
     }
 }
@@ -327,6 +336,18 @@ pub(crate) fn search(
                     if !speakers.is_empty() && speakers.contains(&speaker_key(&c.text)) {
                         s += options.w_speaker;
                     }
+                    // A line found by meaning alone is a result only if it is nearer to the
+                    // query than the average line, its neighbours' and the day's credit
+                    // counted: every chunk has a cosine, so without this floor a small memory
+                    // lists every line it holds. A line with a query word stays, as in ranked
+                    // mode.
+                    if options.floor
+                        && options.fusion == Fusion::ZScore
+                        && c.keyword.is_none()
+                        && s - (1.0 - w) * k < 0.0
+                    {
+                        return None;
+                    }
                     s
                 }
             };
@@ -535,11 +556,40 @@ mod tests {
                 .position(|(_, l)| *l == 2)
                 .unwrap()
         };
-        let plain = HybridOptions {
-            w_near: 0.0,
+        // The floor is off: in five lines the answer is below the average by meaning, and
+        // this test is about its rank, not whether it is listed.
+        let with = HybridOptions {
+            floor: false,
             ..HybridOptions::default()
         };
-        assert!(rank(&HybridOptions::default()) < rank(&plain));
+        let plain = HybridOptions {
+            w_near: 0.0,
+            ..with
+        };
+        assert!(rank(&with) < rank(&plain));
+    }
+
+    #[test]
+    fn a_line_found_by_meaning_alone_must_beat_the_average() {
+        let (_d, mem) = memory(&[("2026-11-30", DAY)], 0.0);
+        let lines = |o: &HybridOptions| -> Vec<u64> {
+            let mut l: Vec<u64> = order(&mem, "blue fence paint", o)
+                .into_iter()
+                .map(|(_, l)| l)
+                .collect();
+            l.sort_unstable();
+            l
+        };
+        // Lines 4, 6 and 7 share no word with the query and are no nearer to it by meaning.
+        assert_eq!(lines(&HybridOptions::plain(Fusion::ZScore)), [1, 2, 3, 5]);
+        // Without the floor, or with max-normalised fusion (no average to beat), every line is
+        // listed.
+        let no_floor = HybridOptions {
+            floor: false,
+            ..HybridOptions::plain(Fusion::ZScore)
+        };
+        assert_eq!(lines(&no_floor).len(), 7);
+        assert_eq!(lines(&HybridOptions::plain(Fusion::Max)).len(), 7);
     }
 
     /// The line number of `needle` in the hybrid order of `query`.
