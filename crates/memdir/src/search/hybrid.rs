@@ -319,8 +319,8 @@ pub(crate) fn search(
                 Fusion::ZScore | Fusion::Max => {
                     let w = options.w_dense;
                     let d = c.dense.map_or_else(|| scale.dense(None), dense_at);
-                    let k = scale.keyword(c.keyword.map(|k| k.1));
-                    let mut s = w * d + (1.0 - w) * k;
+                    // Everything but the keyword part first: what the floor compares.
+                    let mut s = w * d;
                     if options.w_near != 0.0
                         && let Some(n) = c.dense.and_then(near)
                     {
@@ -344,11 +344,11 @@ pub(crate) fn search(
                     if options.floor
                         && options.fusion == Fusion::ZScore
                         && c.keyword.is_none()
-                        && s - (1.0 - w) * k < 0.0
+                        && s < 0.0
                     {
                         return None;
                     }
-                    s
+                    s + (1.0 - w) * scale.keyword(c.keyword.map(|k| k.1))
                 }
             };
             Some((*f, line, c.text, score))
