@@ -114,11 +114,12 @@ impl Location {
     /// Opens the backend; `create` makes a missing folder (or registers a new tenant).
     pub fn open(&self, create: bool) -> Result<Backend, CliError> {
         match self {
-            Location::Folder(root) => Ok(Backend::folder(if create {
+            Location::Folder(root) => Ok(if create {
                 FolderStore::create(root)?
             } else {
                 FolderStore::open(root)?
-            })),
+            }
+            .backend()),
             Location::Postgres(url) => {
                 let store = if create {
                     PgStore::create(url)?

@@ -19,6 +19,7 @@ pub mod consolidate;
 pub mod context;
 pub mod dates;
 pub mod day;
+pub mod diff;
 pub mod duration;
 pub mod edit;
 pub mod gates;

@@ -8,9 +8,9 @@
 //! shape as the git history of a folder.
 
 use crate::{Db, db_err};
-use memdir::provenance::{BlameLine, Changes, HAND_EDIT, HistoryEntry, message};
-use memdir::{Actor, Source, StoreError};
 use memdir_core::path::MemPath;
+use memdir_store::history::{BlameLine, Changes, HAND_EDIT, HistoryEntry, message};
+use memdir_store::{Actor, Source, StoreError};
 use std::sync::Arc;
 
 /// A tenant's change history.
@@ -97,9 +97,10 @@ impl Db {
                 .get(0);
             // Ids look like git's (40 hex digits) and are unique: a hash of what makes the
             // change unique, so `memdir undo <prefix>` works the same on every backend.
-            let change_id = memdir::content_version(
+            let change_id = memdir_store::Version::of(
                 format!("{}\n{seq}\n{at_s}\n{writer}\n{message}", self.tenant).as_bytes(),
-            );
+            )
+            .to_string();
             tx.execute(
                 "INSERT INTO memdir.changes
                      (seq, tenant, id, at_s, writer, source, summary, reason, message)
@@ -208,7 +209,7 @@ impl Db {
                 continue;
             };
             exists = true;
-            lines = memdir::history::carry_lines(&lines, &String::from_utf8_lossy(&content), me);
+            lines = memdir_core::diff::carry_lines(&lines, &String::from_utf8_lossy(&content), me);
         }
         if !exists {
             return Err(StoreError::NotFound(format!("{path} has no history yet")));
@@ -315,7 +316,7 @@ impl Db {
             let after: Option<Vec<u8>> = r.get(2);
             let now: Option<Vec<u8>> = r.get(3);
             if let Some(want) =
-                memdir::history::undo_file(before, after, now).map_err(|_| conflict())?
+                memdir_core::diff::undo_file(before, after, now).map_err(|_| conflict())?
             {
                 out.push((path, want));
             }
@@ -408,7 +409,7 @@ impl PgHistory {
 
 /// The engine's seam. A database memory is written only through memdir, so there are no hand
 /// edits for [`History::prepare`] to record.
-impl memdir::history::History for PgHistory {
+impl memdir_store::history::History for PgHistory {
     fn enabled(&self) -> bool {
         true
     }
@@ -421,7 +422,10 @@ impl memdir::history::History for PgHistory {
         Ok(())
     }
 
-    fn commit(&self, change: &memdir::history::Change<'_>) -> Result<Option<String>, StoreError> {
+    fn commit(
+        &self,
+        change: &memdir_store::history::Change<'_>,
+    ) -> Result<Option<String>, StoreError> {
         PgHistory::commit(
             self,
             change.actor,

@@ -14,7 +14,7 @@
 //! [`Store::lock`] is a session advisory lock, released when the guard drops or the session dies.
 //!
 //! ```no_run
-//! use memdir::Store;
+//! use memdir_store::Store;
 //! use memdir_core::path::MemPath;
 //! let store = memdir_store_pg::PgStore::create("postgres://127.0.0.1/memdir?tenant=alice")?;
 //! store.append(&MemPath::parse("log/2026-12-01.md")?, b"- 09:15 decided\n")?;
@@ -36,9 +36,9 @@ pub use vectors::PgVectors;
 
 use bridge::Bridge;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use memdir::store::{LockGuard, LockName, Locks, Precondition, Version};
-use memdir::{Entry, EntryKind, Store, StoreError};
 use memdir_core::path::MemPath;
+use memdir_store::store::{LockGuard, LockName, Locks, Precondition, Version};
+use memdir_store::{Entry, EntryKind, Store, StoreError};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::thread::ThreadId;
@@ -343,11 +343,11 @@ impl PgStore {
         }
     }
 
-    /// The store, its history and its vector index as the engine's [`Backend`](memdir::Backend).
-    pub fn backend(self) -> memdir::Backend {
+    /// The store, its history and its vector index as the engine's [`Backend`](memdir_store::Backend).
+    pub fn backend(self) -> memdir_store::Backend {
         let history = self.history();
         let vectors = PgVectors::new(self.db.clone(), self.bridge.clone());
-        memdir::Backend {
+        memdir_store::Backend {
             store: Arc::new(self),
             history: Some(Arc::new(history)),
             vectors: Some(Arc::new(vectors)),
@@ -769,7 +769,7 @@ pub(crate) enum Put {
 
 /// The version of some bytes: their git blob id, the same on every backend.
 fn version_of(data: &[u8]) -> String {
-    memdir::content_version(data)
+    memdir_store::Version::of(data).to_string()
 }
 
 fn stale(path: &MemPath, want: &str, now: Option<&str>) -> StoreError {

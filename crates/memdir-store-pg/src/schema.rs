@@ -6,7 +6,7 @@
 //! than this build is refused rather than written with assumptions that no longer hold.
 
 use crate::db_err;
-use memdir::StoreError;
+use memdir_store::StoreError;
 use tokio_postgres::Client;
 
 /// The migrations, oldest first; a migration's number is its index plus one. Never edit one that

@@ -7,8 +7,8 @@
 use crate::bridge::Bridge;
 use crate::{Connect, PgStore, TENANT_PARAM, db_err, pool_err};
 use deadpool_postgres::Pool;
-use memdir::StoreError;
-use memdir::tenants::{Tenant, Tenants, check_name, check_principal};
+use memdir_store::StoreError;
+use memdir_store::registry::{Tenant, Tenants, check_name, check_principal};
 use std::sync::Arc;
 
 /// Connections a service's shared pool keeps at most. A change holds up to three at once (its
@@ -214,7 +214,7 @@ impl Tenants for PgTenants {
         })
     }
 
-    fn backend(&self, name: &str, create: bool) -> Result<memdir::Backend, StoreError> {
+    fn backend(&self, name: &str, create: bool) -> Result<memdir_store::Backend, StoreError> {
         let store = self.store(name)?;
         let (pool, n) = (self.pool.clone(), name.to_string());
         let exists = self.bridge.run(async move {

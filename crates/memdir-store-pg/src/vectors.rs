@@ -15,8 +15,8 @@
 
 use crate::bridge::Bridge;
 use crate::{Db, db_err};
-use memdir::StoreError;
-use memdir::vectors::{ChunkVisit, FileVectors, IndexedFile, RebuildFill, VectorStore};
+use memdir_store::StoreError;
+use memdir_store::vectors::{ChunkVisit, FileVectors, IndexedFile, RebuildFill, VectorStore};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio_postgres::IsolationLevel;
@@ -211,7 +211,7 @@ impl VectorStore for PgVectors {
                 let vecs = f
                     .chunks
                     .iter()
-                    .map(|c| memdir::vectors::to_le_bytes(c.vector))
+                    .map(|c| memdir_store::vectors::to_le_bytes(c.vector))
                     .collect();
                 (f.file.clone(), f.date.clone(), (lines, shown, vecs))
             })
@@ -395,9 +395,9 @@ impl VectorStore for PgVectors {
         Ok(())
     }
 
-    fn rebuild(&self, fill: &mut RebuildFill<'_>) -> Result<(), memdir::Error> {
+    fn rebuild(&self, fill: &mut RebuildFill<'_>) -> Result<(), StoreError> {
         if self.build.is_some() {
-            return Err(memdir::Error::Invalid(
+            return Err(StoreError::Conflict(
                 "a vector index being rebuilt cannot be rebuilt again".into(),
             ));
         }
@@ -440,7 +440,7 @@ impl VectorStore for PgVectors {
             }
             tx.commit().await.map_err(db_err)
         });
-        filled.and(swapped.map_err(memdir::Error::from))
+        filled.and(swapped)
     }
 
     fn cached_bytes(&self) -> usize {

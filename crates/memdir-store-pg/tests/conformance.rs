@@ -4,7 +4,7 @@
 
 use memdir_store_pg::testing as common;
 
-use memdir::Backend;
+use memdir_store::Backend;
 use memdir_store_pg::PgStore;
 use memdir_store_tests::Harness;
 

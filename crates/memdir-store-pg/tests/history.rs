@@ -9,8 +9,8 @@
 
 use memdir_store_pg::pg_or_skip;
 
-use memdir::{Actor, Source, Store, StoreError};
 use memdir_core::path::MemPath;
+use memdir_store::{Actor, Source, Store, StoreError};
 use memdir_store_pg::PgStore;
 
 fn p(s: &str) -> MemPath {

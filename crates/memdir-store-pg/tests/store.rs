@@ -6,9 +6,9 @@
 
 use memdir_store_pg::{pg_or_skip, testing as common};
 
-use memdir::store::{LockName, Locks};
-use memdir::{EntryKind, Store, StoreError};
 use memdir_core::path::MemPath;
+use memdir_store::store::{LockName, Locks};
+use memdir_store::{EntryKind, Store, StoreError};
 use memdir_store_pg::PgStore;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -438,7 +438,7 @@ fn preconditions_are_checked_with_the_write() {
     let s = PgStore::create(&db.url("alice")).unwrap();
     let f = p("notes/a.md");
     let v1 = s.write_if(&f, b"one", Pre::Absent).unwrap();
-    assert_eq!(v1, memdir::content_version(b"one"));
+    assert_eq!(v1, memdir_store::Version::of(b"one").to_string());
     assert!(
         matches!(s.write_if(&f, b"two", Pre::Absent), Err(StoreError::Conflict(m)) if m == "notes/a.md already exists")
     );
@@ -455,7 +455,7 @@ fn preconditions_are_checked_with_the_write() {
     // After an append the version is computed from the bytes.
     s.append(&f, b"\nmore").unwrap();
     let (data, v3) = s.read_versioned(&f).unwrap();
-    assert_eq!(v3, memdir::content_version(&data));
+    assert_eq!(v3, memdir_store::Version::of(&data).to_string());
     assert!(s.write_if(&f, b"four", Pre::Matches(v2)).is_err());
     s.write_if(&f, b"four", Pre::Matches(v3)).unwrap();
     assert!(matches!(

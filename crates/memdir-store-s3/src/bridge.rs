@@ -6,7 +6,7 @@
 //! the calling thread waits on a plain channel, which is legal on any thread, inside a runtime or
 //! not. The HTTP connections live on the store's runtime only.
 
-use memdir::StoreError;
+use memdir_store::StoreError;
 use std::future::Future;
 
 /// The store's own runtime; shut down without blocking when the last user drops it, so dropping

@@ -16,8 +16,8 @@
 
 use crate::{PARALLEL_GETS, Tenant};
 use futures::{StreamExt, TryStreamExt};
-use memdir::{Entry, StoreError};
 use memdir_core::path::MemPath;
+use memdir_store::{Entry, StoreError};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::Write;

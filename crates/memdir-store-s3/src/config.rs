@@ -1,7 +1,7 @@
 //! Where a memory lives in S3 and how to reach it: the store URL, the AWS settings the front
 //! end read from its environment, the local cache and the lease length.
 
-use memdir::StoreError;
+use memdir_store::StoreError;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -16,11 +16,11 @@
 
 use crate::Tenant;
 use bytes::Bytes;
-use memdir::history::{Change, History};
-use memdir::provenance::{BlameLine, Changes, HistoryEntry};
-use memdir::store::Version;
-use memdir::{Source, StoreError};
 use memdir_core::path::MemPath;
+use memdir_store::history::{BlameLine, Changes, HistoryEntry};
+use memdir_store::history::{Change, History};
+use memdir_store::store::Version;
+use memdir_store::{Source, StoreError};
 use object_store::PutMode;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -200,9 +200,10 @@ impl Tenant {
         // The next number after the newest; a concurrent recorder that took it makes us retry.
         for _ in 0..20 {
             let seq = self.newest_seq().await? + 1;
-            let id = memdir::content_version(
+            let id = memdir_store::Version::of(
                 format!("{}\n{seq}\n{at_s}\n{writer}\n{message}", self.url.tenant).as_bytes(),
-            );
+            )
+            .to_string();
             let record = Record {
                 id: id.clone(),
                 seq,
@@ -300,7 +301,7 @@ impl Tenant {
             };
             exists = true;
             let text = String::from_utf8_lossy(&content);
-            lines = memdir::history::carry_lines(&lines, &text, me);
+            lines = memdir_core::diff::carry_lines(&lines, &text, me);
         }
         if !exists {
             return Err(StoreError::NotFound(format!("{path} has no history yet")));
@@ -363,7 +364,7 @@ impl Tenant {
             let after = self.blob(f.after.as_deref()).await?;
             let now = self.get(&self.key(&path)?).await?.map(|(b, _)| b.to_vec());
             if let Some(want) =
-                memdir::history::undo_file(before, after, now).map_err(|_| conflict())?
+                memdir_core::diff::undo_file(before, after, now).map_err(|_| conflict())?
             {
                 out.push((path, want));
             }

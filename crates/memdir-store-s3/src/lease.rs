@@ -20,8 +20,8 @@
 use crate::bridge::Bridge;
 use crate::{Put, Tenant, random_id};
 use bytes::Bytes;
-use memdir::StoreError;
-use memdir::store::{LockGuard, LockName};
+use memdir_store::StoreError;
+use memdir_store::store::{LockGuard, LockName};
 use object_store::path::Path as Key;
 use object_store::{PutMode, UpdateVersion};
 use sha2::{Digest, Sha256};

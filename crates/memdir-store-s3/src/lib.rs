@@ -19,7 +19,7 @@
 //! fetches only objects whose ETag changed since the last search ([`cache`]).
 //!
 //! ```no_run
-//! use memdir::Store;
+//! use memdir_store::Store;
 //! use memdir_core::path::MemPath;
 //! use memdir_store_s3::{S3Config, S3Store};
 //! let config = S3Config::new("s3://bucket/memories?tenant=alice")?
@@ -42,9 +42,9 @@ pub use history::S3History;
 use bridge::Bridge;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use memdir::store::{LockGuard, LockName, Locks, Precondition, Version, stale};
-use memdir::{Backend, Entry, EntryKind, Store, StoreError};
 use memdir_core::path::MemPath;
+use memdir_store::store::{LockGuard, LockName, Locks, Precondition, Version, stale};
+use memdir_store::{Backend, Entry, EntryKind, Store, StoreError};
 use object_store::path::Path as Key;
 use object_store::{
     Attribute, Attributes, GetOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions,

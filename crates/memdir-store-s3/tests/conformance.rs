@@ -3,7 +3,7 @@
 
 mod common;
 
-use memdir::Backend;
+use memdir_store::Backend;
 use memdir_store_tests::Harness;
 
 /// Each test gets its own bucket; tenants are memories in it. Opening a tenant again is a

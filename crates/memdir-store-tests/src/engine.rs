@@ -5,7 +5,7 @@
 use crate::Harness;
 use memdir::notes::NoteRequest;
 use memdir::search::{Mode, SearchRequest};
-use memdir::{Actor, Backend, Clock, MemStore, Memory, Source};
+use memdir::{Actor, Backend, Clock, InMemoryStore, Memory, Source};
 
 /// The instant every scenario starts at.
 pub const START: &str = "2026-11-30T09:15:00Z";
@@ -22,7 +22,7 @@ fn init(b: Backend) -> Memory {
 /// returns it.
 fn same_story(h: &impl Harness, scenario: fn(Backend, &dyn Fn() -> Backend) -> String) -> String {
     let story = scenario(h.open("engine"), &|| h.open("engine"));
-    let reference = MemStore::new();
+    let reference = InMemoryStore::new();
     let want = scenario(reference.backend(), &|| Backend {
         store: std::sync::Arc::new(reference.clone()),
         history: None,

@@ -12,7 +12,7 @@
 //! impl memdir_store_tests::Harness for Folders {
 //!     fn open(&self, tenant: &str) -> memdir::Backend {
 //!         let root = self.0.path().join(tenant);
-//!         memdir::Backend::folder(memdir::FolderStore::create(&root).unwrap())
+//!         memdir::FolderStore::create(&root).unwrap().backend()
 //!     }
 //! }
 //! memdir_store_tests::store_tests!(Folders(tempfile::tempdir().unwrap()));

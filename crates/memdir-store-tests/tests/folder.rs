@@ -11,7 +11,7 @@ struct Folders(tempfile::TempDir);
 impl Harness for Folders {
     fn open(&self, tenant: &str) -> Backend {
         let root = self.0.path().join(tenant);
-        Backend::folder(FolderStore::create(&root).unwrap())
+        FolderStore::create(&root).unwrap().backend()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The conformance suite on the in-memory store.
 
 use memdir::history::History;
-use memdir::{Backend, MemStore};
+use memdir::{Backend, InMemoryStore};
 use memdir_store_tests::Harness;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,13 +12,13 @@ use std::sync::{Arc, Mutex};
 struct Memories(Mutex<HashMap<String, Tenant>>);
 
 /// One memory: its files and its history.
-type Tenant = (MemStore, Option<Arc<dyn History>>);
+type Tenant = (InMemoryStore, Option<Arc<dyn History>>);
 
 impl Harness for Memories {
     fn open(&self, tenant: &str) -> Backend {
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let (store, history) = all.entry(tenant.to_string()).or_insert_with(|| {
-            let b = MemStore::new();
+            let b = InMemoryStore::new();
             let h = b.backend().history;
             (b, h)
         });

@@ -15,13 +15,10 @@
 #![deny(missing_docs)]
 
 pub mod archive;
-mod backend;
 mod change;
 mod clock;
 pub mod consolidate;
 mod error;
-mod feed;
-pub mod folder;
 pub mod gates;
 pub mod history;
 pub mod host;
@@ -29,7 +26,6 @@ pub mod import;
 pub mod index;
 pub mod lint;
 mod memory;
-pub mod memstore;
 pub mod notes;
 pub mod proposals;
 pub mod provenance;
@@ -37,18 +33,17 @@ pub mod quota;
 pub mod recent;
 pub mod search;
 pub mod state;
-pub mod store;
 pub mod tenants;
 mod trust;
-pub mod vectors;
 
-pub use backend::{Backend, CopyReport, copy};
 pub use clock::Clock;
 pub use error::{Error, ErrorKind};
-pub use folder::FolderStore;
 /// The embedders of the vector index (local model, OpenAI-compatible endpoint).
 pub use memdir_embed as embed;
+pub use memdir_folder as folder;
+pub use memdir_folder::FolderStore;
+pub use memdir_store::{Backend, CopyReport, InMemoryHistory, InMemoryStore, copy};
+pub use memdir_store::{backend, store, vectors};
 pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport, content_version};
-pub use memstore::{MemHistory, MemStore};
 pub use provenance::{Actor, Source};
 pub use store::{Entry, EntryKind, LockName, Locks, Precondition, Store, StoreError, Version};

@@ -113,7 +113,7 @@ fn mp(s: &str) -> MemPath {
 impl Memory {
     /// Opens an existing memory folder on local disk.
     pub fn open(root: &Path, clock: Clock) -> Result<Memory, Error> {
-        Memory::open_backend(Backend::folder(FolderStore::open(root)?), clock)
+        Memory::open_backend(FolderStore::open(root)?.backend(), clock)
     }
 
     /// Creates the layout (idempotent: nothing that exists is touched), makes the folder a git
@@ -125,7 +125,7 @@ impl Memory {
     /// Like [`Memory::init`]; `git: false` opts out of the repository and records that in the
     /// config (`[git] enabled = false`), so a later `init` does not start one.
     pub fn init_with(root: &Path, clock: Clock, git: bool) -> Result<Memory, Error> {
-        Memory::init_backend(Backend::folder(FolderStore::create(root)?), clock, git)
+        Memory::init_backend(FolderStore::create(root)?.backend(), clock, git)
     }
 
     /// Creates the layout in any backend (idempotent) and opens it; `git: false` records no

@@ -12,9 +12,9 @@
 //!
 //! ```
 //! use memdir::quota::{Quota, QuotaStore};
-//! use memdir::{MemStore, Store};
+//! use memdir::{InMemoryStore, Store};
 //! use memdir_core::path::MemPath;
-//! let store = QuotaStore::new(MemStore::new(), Quota { max_bytes: Some(10), max_files: None });
+//! let store = QuotaStore::new(InMemoryStore::new(), Quota { max_bytes: Some(10), max_files: None });
 //! store.write(&MemPath::parse("a.md").unwrap(), b"12345").unwrap();
 //! let err = store.write(&MemPath::parse("b.md").unwrap(), b"123456").unwrap_err();
 //! assert!(err.to_string().contains("quota"));
@@ -188,97 +188,15 @@ impl<S: Store> Store for QuotaStore<S> {
     }
 }
 
-impl Store for std::sync::Arc<dyn Store> {
-    fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError> {
-        (**self).read(path)
+/// The same backend with its store under `quota` (no change when it is unlimited).
+pub fn with_quota(backend: crate::Backend, quota: Quota) -> crate::Backend {
+    if quota.is_unlimited() {
+        return backend;
     }
-
-    fn read_versioned(&self, path: &MemPath) -> Result<(Vec<u8>, Version), StoreError> {
-        (**self).read_versioned(path)
-    }
-
-    fn write_if(
-        &self,
-        path: &MemPath,
-        data: &[u8],
-        pre: &Precondition,
-    ) -> Result<Version, StoreError> {
-        (**self).write_if(path, data, pre)
-    }
-
-    fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
-        (**self).append(path, data)
-    }
-
-    fn list(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
-        (**self).list(dir)
-    }
-
-    fn stat(&self, path: &MemPath) -> Result<Option<Entry>, StoreError> {
-        (**self).stat(path)
-    }
-
-    fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
-        (**self).remove(path)
-    }
-
-    fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
-        (**self).rename(from, to)
-    }
-
-    fn create_dir(&self, path: &MemPath) -> Result<(), StoreError> {
-        (**self).create_dir(path)
-    }
-
-    fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        (**self).read_meta(name)
-    }
-
-    fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
-        (**self).write_meta(name, data)
-    }
-
-    fn local_root(&self) -> Option<&std::path::Path> {
-        (**self).local_root()
-    }
-
-    fn read_all(
-        &self,
-        keep: &mut dyn FnMut(&MemPath) -> bool,
-    ) -> Result<Vec<(MemPath, Vec<u8>)>, StoreError> {
-        (**self).read_all(keep)
-    }
-
-    fn clean_temp_files(&self, dir: &MemPath, deep: bool) -> Result<usize, StoreError> {
-        (**self).clean_temp_files(dir, deep)
-    }
-
-    fn cached_bytes(&self) -> usize {
-        (**self).cached_bytes()
-    }
-
-    fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
-        (**self).walk(dir)
-    }
-}
-
-impl Locks for std::sync::Arc<dyn Store> {
-    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
-        (**self).lock(name)
-    }
-}
-
-impl crate::Backend {
-    /// The same backend with its store under `quota` (no change when it is unlimited).
-    pub fn with_quota(self, quota: Quota) -> crate::Backend {
-        if quota.is_unlimited() {
-            return self;
-        }
-        crate::Backend {
-            store: std::sync::Arc::new(QuotaStore::new(self.store, quota)),
-            history: self.history,
-            vectors: self.vectors,
-        }
+    crate::Backend {
+        store: std::sync::Arc::new(QuotaStore::new(backend.store, quota)),
+        history: backend.history,
+        vectors: backend.vectors,
     }
 }
 
@@ -286,7 +204,7 @@ impl crate::Backend {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::MemStore;
+    use crate::InMemoryStore;
 
     fn p(s: &str) -> MemPath {
         MemPath::parse(s).unwrap()
@@ -295,7 +213,7 @@ mod tests {
     #[test]
     fn bytes_and_files_are_capped_and_shrinking_always_passes() {
         let s = QuotaStore::new(
-            MemStore::new(),
+            InMemoryStore::new(),
             Quota {
                 max_bytes: Some(20),
                 max_files: Some(2),

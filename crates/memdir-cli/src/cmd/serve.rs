@@ -207,10 +207,12 @@ fn run_service(a: Args, env: &Env) -> CliResult {
     let is_folder = matches!(env.location, crate::store::Location::Folder(_));
     let registry = tenants.clone();
     let opener = Box::new(move |t: &memdir::tenants::Tenant| {
-        let backend = registry
-            .backend(&t.name, false)
-            .map_err(|e| e.to_string())?
-            .with_quota(quota);
+        let backend = memdir::quota::with_quota(
+            registry
+                .backend(&t.name, false)
+                .map_err(|e| e.to_string())?,
+            quota,
+        );
         let mut mem = Memory::open_backend(backend, clock.clone()).map_err(|e| e.to_string())?;
         if let Some(c) = &cache
             && !is_folder

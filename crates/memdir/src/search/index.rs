@@ -16,10 +16,10 @@
 
 use super::grep::line_text;
 use super::postings;
-use super::stamp::{change_stamp, content_hash, unchanged};
 use super::walk::{FileRef, open_file};
 use crate::error::Error;
 use memdir_core::tokenize::{self, Tokenizer, split_line};
+use memdir_folder::stamp::{change_stamp, content_hash, unchanged};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -29,7 +29,6 @@ mod hybrid;
 mod index;
 mod postings;
 mod ranked;
-mod stamp;
 mod vector;
 pub(crate) mod walk;
 // Warm search follows changes with inotify; elsewhere it is never available.

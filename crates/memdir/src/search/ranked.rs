@@ -694,7 +694,7 @@ mod tests {
     #[test]
     fn early_scorer_gives_the_full_scorers_answers_on_a_store() {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-        let store = std::sync::Arc::new(crate::memstore::MemStore::new());
+        let store = std::sync::Arc::new(crate::InMemoryStore::new());
         for (path, text) in corpus(&mut rng, 12, 60) {
             let p = memdir_core::path::MemPath::parse(&path).unwrap();
             store.write(&p, text.as_bytes()).unwrap();

@@ -15,7 +15,6 @@
 //! `chunks(file_id, line, shown, vec)` with `vec` the little-endian `f32` embedding.
 
 use super::chunk::{CHUNKING, chunks};
-use super::stamp::{change_stamp, content_hash, unchanged};
 use super::walk::{FileRef, Scope, open_file};
 use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
 use crate::error::Error;
@@ -26,6 +25,7 @@ use crate::vectors::{
 };
 use memdir_core::config::EmbedSettings;
 use memdir_embed::{EmbedConfig, Embedder, EndpointConfig};
+use memdir_folder::stamp::{change_stamp, content_hash, unchanged};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -208,10 +208,26 @@ impl Memory {
         let index = self.vector_store(corpus)?;
         let (all, _) = self.corpus_files(corpus, &Scope::everything())?;
         let mut stats = VectorStats::default();
-        index.rebuild(&mut |fresh| {
-            stats = sync(fresh, &all, embedder.as_ref(), progress)?;
-            Ok(())
-        })?;
+        // The seam speaks `StoreError`; the fill's own error (an embedder's, say) is kept here
+        // so the caller sees it as it was.
+        let mut failed = None;
+        let built = index.rebuild(
+            &mut |fresh| match sync(fresh, &all, embedder.as_ref(), progress) {
+                Ok(s) => {
+                    stats = s;
+                    Ok(())
+                }
+                Err(e) => {
+                    let line = e.to_string();
+                    failed = Some(e);
+                    Err(StoreError::Backend(line))
+                }
+            },
+        );
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        built?;
         Ok(stats)
     }
 
@@ -435,22 +451,27 @@ impl VectorStore for SqliteVectors {
         Ok(())
     }
 
-    fn rebuild(&self, fill: &mut RebuildFill<'_>) -> Result<(), Error> {
+    fn rebuild(&self, fill: &mut RebuildFill<'_>) -> Result<(), StoreError> {
         let path = &self.path;
         let tmp = path.with_file_name(format!("{VECTOR_FILE}.rebuild-{}.tmp", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         // Nothing reads the new file before the swap, and a crash leaves only a temp file: no
         // journal on disk and no sync per group of chunks (84 syncs for 2,760 chunks, half the
         // build's time), but one sync of the whole file before the swap.
-        let filled = SqliteVectors::create(&tmp, true).and_then(|fresh| fill(&fresh));
+        let filled = SqliteVectors::create(&tmp, true)
+            .map_err(|e| match e {
+                Error::Store(e) => e,
+                other => StoreError::Backend(other.to_string()),
+            })
+            .and_then(|fresh| fill(&fresh));
         let filled = filled.and_then(|()| {
             std::fs::File::open(&tmp)
                 .and_then(|f| f.sync_all())
                 .map_err(|e| {
-                    Error::Store(StoreError::Backend(format!(
+                    StoreError::Backend(format!(
                         "cannot write the new vector index {}: {e}",
                         tmp.display()
-                    )))
+                    ))
                 })
         });
         if let Err(e) = filled {
@@ -460,10 +481,10 @@ impl VectorStore for SqliteVectors {
         // A journal left by a crashed writer of the old file must not be replayed on the new one.
         let _ = std::fs::remove_file(path.with_file_name(format!("{VECTOR_FILE}-journal")));
         std::fs::rename(&tmp, path).map_err(|e| {
-            Error::Store(StoreError::Backend(format!(
+            StoreError::Backend(format!(
                 "cannot swap in the new vector index {}: {e}",
                 path.display()
-            )))
+            ))
         })?;
         if let Some(dir) = path.parent() {
             let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
@@ -534,7 +555,7 @@ pub(crate) fn sync(
                 let size = i64::try_from(held.bytes.len()).unwrap_or(i64::MAX);
                 (
                     size,
-                    super::stamp::UNTRUSTED,
+                    memdir_folder::stamp::UNTRUSTED,
                     std::borrow::Cow::Borrowed(&held.bytes[..]),
                 )
             }

@@ -18,7 +18,7 @@
 //! no symlinks followed, `.memdir/`, `.git/` and in-flight temp files left out.
 
 use super::walk::{FileRef, Held, Scope, open_file};
-use crate::feed::{Feed, Kind, Lost};
+use memdir_folder::feed::{Feed, Kind, Lost};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;

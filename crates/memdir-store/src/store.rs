@@ -1,5 +1,5 @@
-//! Storage behind traits: [`Store`] (files with versions and preconditions), [`Locks`] (named
-//! cross-process locks) and, in [`crate::history`], the change history.
+//! Storage behind traits: [`Store`] (files with versions and preconditions) and [`Locks`] (named
+//! cross-process locks); the change history is in [`crate::history`].
 //!
 //! The traits speak in [`MemPath`]s, bytes and neutral [`Entry`] values, so no `std::fs` type
 //! crosses them, and every backend reports failures as one [`StoreError`]. Every backend runs
@@ -56,11 +56,16 @@ pub struct Version(String);
 impl Version {
     /// The version of these bytes.
     pub fn of(data: &[u8]) -> Version {
-        Version(
-            git2::Oid::hash_object(git2::ObjectType::Blob, data)
-                .map(|o| o.to_string())
-                .unwrap_or_default(),
-        )
+        use sha1::Digest as _;
+        let mut h = sha1::Sha1::new();
+        h.update(format!("blob {}\0", data.len()).as_bytes());
+        h.update(data);
+        let mut hex = String::with_capacity(40);
+        for b in h.finalize() {
+            hex.push(char::from(HEX[usize::from(b >> 4)]));
+            hex.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        Version(hex)
     }
 
     /// A version as a caller gave it back (e.g. `--base`); not checked, only compared.
@@ -78,6 +83,8 @@ impl Version {
         self.0.get(..12).unwrap_or(&self.0)
     }
 }
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
 
 impl std::fmt::Display for Version {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -251,5 +258,100 @@ pub trait Store: Locks {
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
+    }
+}
+
+/// A shared store is a store: handles (and decorators such as a service's quota) pass one on.
+impl Store for std::sync::Arc<dyn Store> {
+    fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError> {
+        (**self).read(path)
+    }
+
+    fn read_versioned(&self, path: &MemPath) -> Result<(Vec<u8>, Version), StoreError> {
+        (**self).read_versioned(path)
+    }
+
+    fn write_if(
+        &self,
+        path: &MemPath,
+        data: &[u8],
+        pre: &Precondition,
+    ) -> Result<Version, StoreError> {
+        (**self).write_if(path, data, pre)
+    }
+
+    fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+        (**self).append(path, data)
+    }
+
+    fn list(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        (**self).list(dir)
+    }
+
+    fn stat(&self, path: &MemPath) -> Result<Option<Entry>, StoreError> {
+        (**self).stat(path)
+    }
+
+    fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
+        (**self).remove(path)
+    }
+
+    fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
+        (**self).rename(from, to)
+    }
+
+    fn create_dir(&self, path: &MemPath) -> Result<(), StoreError> {
+        (**self).create_dir(path)
+    }
+
+    fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        (**self).read_meta(name)
+    }
+
+    fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
+        (**self).write_meta(name, data)
+    }
+
+    fn local_root(&self) -> Option<&std::path::Path> {
+        (**self).local_root()
+    }
+
+    fn read_all(
+        &self,
+        keep: &mut dyn FnMut(&MemPath) -> bool,
+    ) -> Result<Vec<(MemPath, Vec<u8>)>, StoreError> {
+        (**self).read_all(keep)
+    }
+
+    fn clean_temp_files(&self, dir: &MemPath, deep: bool) -> Result<usize, StoreError> {
+        (**self).clean_temp_files(dir, deep)
+    }
+
+    fn cached_bytes(&self) -> usize {
+        (**self).cached_bytes()
+    }
+
+    fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        (**self).walk(dir)
+    }
+}
+
+impl Locks for std::sync::Arc<dyn Store> {
+    fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
+        (**self).lock(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Version;
+
+    /// A version is the id git gives the same bytes, so `git log` shows it for the file.
+    #[test]
+    fn a_version_is_the_git_blob_id() {
+        for data in [&b""[..], b"hello\n", &[0u8, 255, 10, 13][..]] {
+            let git = git2::Oid::hash_object(git2::ObjectType::Blob, data).map(|o| o.to_string());
+            assert_eq!(Version::of(data).as_str(), git.as_deref().unwrap_or("?"));
+        }
     }
 }

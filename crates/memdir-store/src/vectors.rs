@@ -1,14 +1,14 @@
 //! Where the vector index keeps its chunks and embeddings: the seam between semantic search and
 //! the storage of its cache.
 //!
-//! The engine decides what to embed and scores the query itself (cosine over unit vectors, the
+//! Search decides what to embed and scores the query itself (cosine over unit vectors, the
 //! same code on every backend); a [`VectorStore`] only keeps rows. A folder (or a remote store
 //! with a cache folder) keeps them in `.memdir/vectors.sqlite`; a backend with tables of its own
 //! (PostgreSQL) can keep them there, so every process serving the memory shares one index and
 //! no local disk is needed. Like every index it is a cache: dropping it costs a re-embedding,
 //! never data.
 
-use crate::StoreError;
+use crate::store::StoreError;
 
 /// A file as the vector index last embedded it: how the next sync tells a changed file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,8 +50,9 @@ pub struct FileVectors<'a> {
 /// `f32` bytes (the stored form, so a scan copies nothing).
 pub type ChunkVisit<'v> = dyn FnMut(&str, u64, &str, &[u8]) + 'v;
 
-/// Fills a fresh index during [`VectorStore::rebuild`].
-pub type RebuildFill<'f> = dyn FnMut(&dyn VectorStore) -> Result<(), crate::Error> + 'f;
+/// Fills a fresh index during [`VectorStore::rebuild`]. A caller whose own failure is richer
+/// than a [`StoreError`] keeps it aside and returns any error here to abandon the build.
+pub type RebuildFill<'f> = dyn FnMut(&dyn VectorStore) -> Result<(), StoreError> + 'f;
 
 /// The rows of a vector index. Implementations keep writes atomic per call: a `put` of several
 /// files lands whole or not at all, so an interrupted build keeps what it finished.
@@ -76,7 +77,7 @@ pub trait VectorStore: Send + Sync {
     fn scan(&self, visit: &mut ChunkVisit<'_>) -> Result<(), StoreError>;
     /// Builds a new index with `fill` and swaps it in atomically when `fill` succeeds: searches
     /// meanwhile see the whole old index, and a failed build leaves it untouched.
-    fn rebuild(&self, fill: &mut RebuildFill<'_>) -> Result<(), crate::Error>;
+    fn rebuild(&self, fill: &mut RebuildFill<'_>) -> Result<(), StoreError>;
     /// Bytes of vectors this store holds in memory between searches (what a service counts
     /// against its memory budget).
     fn cached_bytes(&self) -> usize {

@@ -12,17 +12,17 @@
 //! `.memdir/` or `.git/`, and leaves out in-flight temp files and names that are not UTF-8.
 
 #[cfg(target_os = "linux")]
-pub(crate) use inotify_feed::Feed;
+pub use inotify_feed::Feed;
 #[cfg(not(target_os = "linux"))]
-pub(crate) use no_feed::Feed;
+pub use no_feed::Feed;
 
 /// The feed lost track of the folder (queue overflow, root gone, out of watches): start over.
 #[derive(Debug)]
-pub(crate) struct Lost;
+pub struct Lost;
 
 /// What happened to a path, relative to the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Event {
+pub struct Event {
     /// The path, relative to the root.
     pub rel: String,
     /// True for a folder.
@@ -33,7 +33,7 @@ pub(crate) struct Event {
 
 /// The kind of an [`Event`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// Created or moved in. A folder's arrival is followed by an `Arrived` event for each
     /// regular file found in it (it is watched before it is listed).
     Arrived,
@@ -46,7 +46,7 @@ pub(crate) enum Kind {
 #[cfg(target_os = "linux")]
 mod inotify_feed {
     use super::{Event, Kind, Lost};
-    use crate::search::walk::{is_internal, visit};
+    use crate::walk::{is_internal, visit};
     use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
     use rustix::io::Errno;
     use std::collections::HashMap;
@@ -71,7 +71,7 @@ mod inotify_feed {
     }
 
     /// An inotify instance watching every folder under a root.
-    pub(crate) struct Feed {
+    pub struct Feed {
         root: PathBuf,
         fd: OwnedFd,
         /// Watch descriptor to the folder it watches, relative to the root (`""` is the root).
@@ -234,7 +234,7 @@ mod no_feed {
     use std::path::Path;
 
     /// Never starts.
-    pub(crate) struct Feed;
+    pub struct Feed;
 
     impl Feed {
         /// Always [`Lost`].

@@ -1,4 +1,4 @@
-//! The local-folder store, and the one place memdir touches the file system.
+//! The local-folder store: a memory folder confined under its root.
 //!
 //! Confinement: the root is opened once as a directory handle and every path is resolved
 //! relative to it with `openat2(RESOLVE_BENEATH)` (cap-std, falling back to its own
@@ -9,12 +9,12 @@
 //! Writes: a whole-file write goes to a hidden temp file in the same folder, is fsynced, renamed
 //! over the target, and the folder is fsynced. Appends take an exclusive `flock` on the file.
 
-use crate::store::{
-    Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version, stale,
-};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 use memdir_core::path::{MemPath, RESERVED};
+use memdir_store::store::{
+    Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version, stale,
+};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -101,6 +101,17 @@ impl FolderStore {
             ))
         })?;
         Self::open(root)
+    }
+
+    /// This folder as a backend: its files and its git history, which commits only the paths
+    /// this store's writes touched.
+    pub fn backend(self) -> memdir_store::Backend {
+        let history = crate::git::GitHistory::new(self.root_path()).with_touched(self.touched());
+        memdir_store::Backend {
+            store: std::sync::Arc::new(self),
+            history: Some(std::sync::Arc::new(history)),
+            vectors: None,
+        }
     }
 
     /// The root's path on disk, for tools that work on real files (search indexes).

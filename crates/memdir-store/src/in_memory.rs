@@ -1,9 +1,9 @@
 //! A memory held in process memory: a second, real backend of the storage traits, for fast
 //! engine tests and for embedding memdir without a disk.
 //!
-//! [`MemStore`] keeps files in a sorted map (folders are implied by paths, or made empty with
+//! [`InMemoryStore`] keeps files in a sorted map (folders are implied by paths, or made empty with
 //! `create_dir`); clones share the same memory, as two servers share one database, so locks
-//! taken through one clone exclude the other. [`MemHistory`] records a snapshot of every file
+//! taken through one clone exclude the other. [`InMemoryHistory`] records a snapshot of every file
 //! per change, which makes history, blame and revert plain comparisons.
 
 use crate::backend::Backend;
@@ -42,7 +42,7 @@ struct Inner {
 
 /// Files in process memory. Cloning gives another handle to the same memory.
 #[derive(Debug, Clone, Default)]
-pub struct MemStore {
+pub struct InMemoryStore {
     inner: Arc<Inner>,
 }
 
@@ -54,17 +54,17 @@ fn poisoned() -> StoreError {
     StoreError::Backend("the in-memory store is unusable after a panic in another thread".into())
 }
 
-impl MemStore {
+impl InMemoryStore {
     /// An empty memory.
-    pub fn new() -> MemStore {
-        MemStore::default()
+    pub fn new() -> InMemoryStore {
+        InMemoryStore::default()
     }
 
     /// This store with a history of its own, as a [`Backend`].
     pub fn backend(&self) -> Backend {
         Backend {
             store: Arc::new(self.clone()),
-            history: Some(Arc::new(MemHistory::new(self))),
+            history: Some(Arc::new(InMemoryHistory::new(self))),
             vectors: None,
         }
     }
@@ -144,14 +144,14 @@ fn moved(path: &MemPath, from: &MemPath, to: &MemPath) -> Result<MemPath, StoreE
     }
 }
 
-struct MemLock {
+struct InMemoryLock {
     inner: Arc<Inner>,
     name: String,
 }
 
-impl LockGuard for MemLock {}
+impl LockGuard for InMemoryLock {}
 
-impl Drop for MemLock {
+impl Drop for InMemoryLock {
     fn drop(&mut self) {
         if let Ok(mut held) = self.inner.locks.lock() {
             held.remove(&self.name);
@@ -160,7 +160,7 @@ impl Drop for MemLock {
     }
 }
 
-impl Locks for MemStore {
+impl Locks for InMemoryStore {
     fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
         let key = name.to_string();
         let me = std::thread::current().id();
@@ -174,14 +174,14 @@ impl Locks for MemStore {
             held = self.inner.released.wait(held).map_err(|_| poisoned())?;
         }
         held.insert(key.clone(), me);
-        Ok(Box::new(MemLock {
+        Ok(Box::new(InMemoryLock {
             inner: self.inner.clone(),
             name: key,
         }))
     }
 }
 
-impl Store for MemStore {
+impl Store for InMemoryStore {
     fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError> {
         let f = self.files()?;
         match f.files.get(path) {
@@ -434,17 +434,17 @@ struct Record {
     files: BTreeMap<MemPath, Vec<u8>>,
 }
 
-/// The history of a [`MemStore`]: a snapshot of every file per change.
+/// The history of a [`InMemoryStore`]: a snapshot of every file per change.
 #[derive(Debug)]
-pub struct MemHistory {
-    store: MemStore,
+pub struct InMemoryHistory {
+    store: InMemoryStore,
     records: Mutex<Vec<Record>>,
 }
 
-impl MemHistory {
+impl InMemoryHistory {
     /// The history of `store` (empty until [`History::start`]).
-    pub fn new(store: &MemStore) -> MemHistory {
-        MemHistory {
+    pub fn new(store: &InMemoryStore) -> InMemoryHistory {
+        InMemoryHistory {
             store: store.clone(),
             records: Mutex::new(Vec::new()),
         }
@@ -497,7 +497,7 @@ impl MemHistory {
     }
 }
 
-impl History for MemHistory {
+impl History for InMemoryHistory {
     fn enabled(&self) -> bool {
         true
     }

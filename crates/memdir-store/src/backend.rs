@@ -1,14 +1,14 @@
-//! What a [`Memory`](crate::Memory) is built from: a backend's store (with its locks) and its
-//! history, bundled so the engine never needs to know which backend it runs on.
+//! What a memory is built from: a backend's store (with its locks), its history and its vector
+//! rows, bundled so the engine never needs to know which backend it runs on.
 
-use crate::folder::FolderStore;
-use crate::history::{GitHistory, History};
-use crate::store::Store;
+use crate::history::History;
+use crate::store::{EntryKind, Precondition, Store, StoreError, Version};
 use crate::vectors::VectorStore;
+use memdir_core::path::MemPath;
 use std::sync::Arc;
 
-/// A backend's parts. A folder gives a [`FolderStore`] and a [`GitHistory`]; another backend
-/// gives its own implementations of the same traits.
+/// A backend's parts: each backend gives its own implementations of the traits (a folder its
+/// files and git, PostgreSQL its tables, S3 its objects).
 #[derive(Clone)]
 pub struct Backend {
     /// The files, and the locks of every process that opens the same memory.
@@ -21,16 +21,6 @@ pub struct Backend {
 }
 
 impl Backend {
-    /// A local folder: its files and its git history.
-    pub fn folder(store: FolderStore) -> Backend {
-        let history = GitHistory::new(store.root_path()).with_touched(store.touched());
-        Backend {
-            store: Arc::new(store),
-            history: Some(Arc::new(history)),
-            vectors: None,
-        }
-    }
-
     /// A store without history.
     pub fn store_only(store: Arc<dyn Store>) -> Backend {
         Backend {
@@ -59,9 +49,7 @@ pub struct CopyReport {
 /// Nothing in the target is overwritten: a file that is there already must hold the same bytes,
 /// or be empty (as `memdir init` leaves `core.md`); anything else is refused before the first
 /// byte is written, so a refused copy changes nothing.
-pub fn copy(from: &dyn Store, to: &dyn Store) -> Result<CopyReport, crate::Error> {
-    use crate::store::{EntryKind, Precondition, StoreError, Version};
-    use memdir_core::path::MemPath;
+pub fn copy(from: &dyn Store, to: &dyn Store) -> Result<CopyReport, StoreError> {
     // Everything first (files with their bytes, and empty folders), then the checks, then writes.
     let mut files = Vec::new();
     let mut dirs = Vec::new();
@@ -93,11 +81,11 @@ pub fn copy(from: &dyn Store, to: &dyn Store) -> Result<CopyReport, crate::Error
             }
             Ok((old, there)) if old.is_empty() => Precondition::Matches(there),
             Ok(_) => {
-                return Err(crate::Error::Conflict(format!(
+                return Err(StoreError::Conflict(format!(
                     "{path} already exists in the target with other content: copy into an empty memory"
                 )));
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         };
         plan.push((path, bytes, pre));
     }

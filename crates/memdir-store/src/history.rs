@@ -1,0 +1,217 @@
+//! The history seam: every change made through memdir is recorded with its writer, reason and
+//! source, and can be listed, blamed and reverted.
+//!
+//! [`History`] is the trait; a folder records into git (`memdir-folder`), a database keeps
+//! tables, the in-memory reference keeps snapshots. The engine calls `prepare` and `commit`
+//! under the `git` change lock, so records never interleave. The types here are what every
+//! backend records and lists: [`Actor`], [`Source`], [`HistoryEntry`], [`BlameLine`].
+
+use crate::store::StoreError;
+use jiff::Timestamp;
+use memdir_core::path::MemPath;
+use serde::Serialize;
+
+/// Trailer that carries the reason in a commit message.
+pub const REASON_TRAILER: &str = "Memdir-Reason";
+/// Trailer that carries the source (`user`, `agent`, `external`).
+pub const SOURCE_TRAILER: &str = "Memdir-Source";
+/// The author name of commits that record edits made by hand.
+pub const HAND_EDIT: &str = "hand-edit";
+
+/// Who makes a change, and from where its content comes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// The writer identity (`--writer`, `MEMDIR_WRITER`, or the MCP client's name).
+    pub writer: String,
+    /// Where the content comes from.
+    pub source: Source,
+}
+
+impl Default for Actor {
+    fn default() -> Self {
+        Actor {
+            writer: "main".to_string(),
+            source: Source::User,
+        }
+    }
+}
+
+/// The trust label of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Typed or approved by the person.
+    User,
+    /// Written by an agent on its own judgement.
+    Agent,
+    /// Content from outside: the web, files, tool output. Never trusted as instructions.
+    External,
+}
+
+impl Source {
+    /// The label as written in files and commits.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::User => "user",
+            Source::Agent => "agent",
+            Source::External => "external",
+        }
+    }
+}
+
+impl std::str::FromStr for Source {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "user" => Ok(Source::User),
+            "agent" => Ok(Source::Agent),
+            "external" => Ok(Source::External),
+            _ => Err(format!("bad source {s:?}: use user, agent or external")),
+        }
+    }
+}
+
+/// One commit in a history listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryEntry {
+    /// Full commit id.
+    pub commit: String,
+    /// The author: the writer.
+    pub writer: String,
+    /// Commit time, RFC 3339.
+    pub date: String,
+    /// The first line of the message.
+    pub summary: String,
+    /// The reason, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The source label, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// File changes to apply: `(path, Some(content))` writes, `(path, None)` deletes.
+pub type Changes = Vec<(MemPath, Option<Vec<u8>>)>;
+
+/// One line of a blame.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlameLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// The commit that last changed the line.
+    pub commit: String,
+    /// Its writer.
+    pub writer: String,
+    /// Its time, RFC 3339.
+    pub date: String,
+    /// Its reason, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The line's text.
+    pub text: String,
+}
+
+/// Commit message for an operation: `op path`, then the reason and trailers.
+pub fn message(op: &str, path: &str, reason: Option<&str>, source: Source) -> String {
+    let mut m = format!("{op} {path}\n");
+    let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+    if let Some(r) = reason {
+        m.push('\n');
+        m.push_str(r);
+        m.push('\n');
+    }
+    m.push('\n');
+    if let Some(r) = reason {
+        m.push_str(&format!("{REASON_TRAILER}: {}\n", r.replace('\n', " ")));
+    }
+    m.push_str(&format!("{SOURCE_TRAILER}: {}\n", source.as_str()));
+    m
+}
+
+/// One change about to be recorded.
+#[derive(Debug, Clone)]
+pub struct Change<'a> {
+    /// The operation (`write`, `edit`, `note new`, `undo`, ...).
+    pub op: &'a str,
+    /// The path (or `from -> to`) it was made on.
+    pub path: &'a str,
+    /// Why, when the writer said.
+    pub reason: Option<&'a str>,
+    /// Who made it.
+    pub actor: &'a Actor,
+    /// When.
+    pub at: Timestamp,
+    /// True when what the change wrote is not known path by path: it is finished for a
+    /// process that was killed (see the engine's change journal), so a folder compares its whole
+    /// tree instead of staging the paths this process touched.
+    pub whole_tree: bool,
+}
+
+impl Change<'_> {
+    /// The commit message git records: `op path`, the reason, then the trailers.
+    pub fn message(&self) -> String {
+        message(self.op, self.path, self.reason, self.actor.source)
+    }
+}
+
+/// A memory's change history.
+///
+/// Ids are opaque text (a folder's are git commit ids); a prefix of an id that names one
+/// change is accepted by [`History::revert`]. Entries come newest first.
+pub trait History: Send + Sync {
+    /// True when this memory records history (a folder without a repository does not).
+    fn enabled(&self) -> bool;
+
+    /// Starts recording (idempotent): a folder becomes a git repository and what is there is
+    /// the first commit.
+    fn start(&self, at: Timestamp) -> Result<(), StoreError>;
+
+    /// Called under the change lock before a change is applied: records whatever changed
+    /// outside memdir since the last change (a folder's hand edits, authored
+    /// [`HAND_EDIT`]), so it is never mixed into memdir's own record.
+    fn prepare(&self, at: Timestamp) -> Result<(), StoreError>;
+
+    /// Records what changed since `prepare` as one change; `None` when nothing changed.
+    fn commit(&self, change: &Change<'_>) -> Result<Option<String>, StoreError>;
+
+    /// Changes that touched `path` (all when `None`), newest first, at most `limit`.
+    fn history(
+        &self,
+        path: Option<&MemPath>,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, StoreError>;
+
+    /// Who last changed each line of a file, and why.
+    fn blame(&self, path: &MemPath) -> Result<Vec<BlameLine>, StoreError>;
+
+    /// The file contents that undo change `id` (a prefix naming one change) on top of the
+    /// current state, with the change's full id. Later changes to the same lines are a
+    /// conflict. Nothing is written: the engine writes the contents back through the store and
+    /// records that as a new change.
+    fn revert(&self, id: &str) -> Result<(String, Changes), StoreError>;
+
+    /// The paths among `paths` that history would stop recording if `rules` became the
+    /// `.gitignore` they sit under (a folder's git; other backends ignore nothing).
+    fn hidden_by_ignore(&self, rules: &str, paths: &[String]) -> Result<Vec<String>, StoreError> {
+        let _ = (rules, paths);
+        Ok(Vec::new())
+    }
+
+    /// Refuses a path history could never record (a file inside a nested repository), before
+    /// anything is written.
+    fn check_recordable(&self, path: &MemPath) -> Result<(), StoreError> {
+        let _ = path;
+        Ok(())
+    }
+
+    /// What went wrong since the last call without failing a change (a file left out of
+    /// history, a stale git lock removed), one line each, for the front end to show.
+    fn take_warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Asks this history, in a long-lived process, to follow the backend's change feed from
+    /// now on, so that [`History::prepare`] costs what changed outside memdir rather than the
+    /// size of the memory. Backends without hand edits have nothing to follow (the default).
+    fn follow_changes(&self) {}
+}
