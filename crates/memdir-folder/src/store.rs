@@ -12,14 +12,15 @@
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 use memdir_core::path::{MemPath, RESERVED};
+use memdir_store::paths;
 use memdir_store::store::{
-    Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version, stale,
+    Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Reentry, Store, StoreError,
+    Version, stale,
 };
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::thread::{self, ThreadId};
 
 /// memdir's own folder inside the root.
 pub const META_DIR: &str = ".memdir";
@@ -127,11 +128,7 @@ impl FolderStore {
     /// Opens the folder that holds `path`, creating it when asked, and returns it with the
     /// final component's name.
     fn parent_of<'p>(&self, path: &'p MemPath, create: bool) -> Result<(Dir, &'p str), StoreError> {
-        let name = path.file_name().ok_or_else(|| {
-            StoreError::InvalidPath(
-                "that operation needs a file or folder, not the memory root".into(),
-            )
-        })?;
+        let name = path.file_name().ok_or_else(paths::root_refused)?;
         let parent = path.parent().unwrap_or_default();
         match self.open_dir(&parent, create) {
             Ok(dir) => Ok((dir, name)),
@@ -275,12 +272,8 @@ fn io_err_str(e: io::Error, path: &str) -> StoreError {
     match e.kind() {
         io::ErrorKind::NotFound => StoreError::NotFound(format!("{path} does not exist")),
         io::ErrorKind::AlreadyExists => StoreError::Conflict(format!("{path} already exists")),
-        io::ErrorKind::IsADirectory => {
-            StoreError::InvalidPath(format!("{path} is a folder, not a file"))
-        }
-        io::ErrorKind::NotADirectory => StoreError::InvalidPath(format!(
-            "{path}: a part of the path is a file, not a folder"
-        )),
+        io::ErrorKind::IsADirectory => paths::is_folder(path),
+        io::ErrorKind::NotADirectory => paths::part_is_file(path),
         io::ErrorKind::DirectoryNotEmpty => StoreError::Conflict(format!("{path} is not empty")),
         // cap-std reports an escape (a `..` or a symlink leading out) as PermissionDenied.
         io::ErrorKind::PermissionDenied if e.to_string().contains("outside") => {
@@ -357,9 +350,7 @@ fn open_regular(
     let file = file.into_std();
     let meta = file.metadata().map_err(|e| io_err_str(e, shown))?;
     if meta.is_dir() {
-        return Err(StoreError::InvalidPath(format!(
-            "{shown} is a folder, not a file"
-        )));
+        return Err(paths::is_folder(shown));
     }
     if !meta.is_file() {
         return Err(not_regular(shown));
@@ -390,17 +381,6 @@ fn read_regular(dir: &Dir, name: &str, shown: &str) -> Result<Vec<u8>, StoreErro
     Ok(out)
 }
 
-/// Locks held in this process, by lock file and thread. `flock` on a second descriptor waits
-/// for the first one forever, so a thread taking a lock it holds would hang every writer.
-static HELD: Mutex<Vec<(PathBuf, ThreadId)>> = Mutex::new(Vec::new());
-
-fn release(held: &(PathBuf, ThreadId)) {
-    let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = all.iter().position(|h| h == held) {
-        all.swap_remove(i);
-    }
-}
-
 /// The file under `.memdir/locks/` that stands for a lock. File locks are named by a hash of
 /// the path (`file-<hex>.lock`), so they never meet `git.lock` or `index.lock` and a long path
 /// still fits in a file name.
@@ -414,16 +394,10 @@ fn lock_file_name(name: LockName<'_>) -> String {
 
 struct FileLock {
     _file: std::fs::File,
-    held: (PathBuf, ThreadId),
+    _held: Reentry,
 }
 
 impl LockGuard for FileLock {}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        release(&self.held);
-    }
-}
 
 impl Store for FolderStore {
     fn local_root(&self) -> Option<&Path> {
@@ -470,7 +444,7 @@ impl Store for FolderStore {
                 Precondition::Absent => {
                     StoreError::Conflict(format!("{path} already exists (a folder)"))
                 }
-                _ => StoreError::InvalidPath(format!("{path} is a folder, not a file")),
+                _ => paths::is_folder(path),
             });
         }
         match pre {
@@ -700,9 +674,7 @@ impl Store for FolderStore {
         match rustix::fs::renameat_with(&from_dir, from_name, &to_dir, to_name, flags) {
             Ok(()) => {}
             Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
-                return Err(StoreError::Conflict(format!(
-                    "{to} already exists: moving never overwrites; remove it first or pick another name"
-                )));
+                return Err(paths::exists_already(to));
             }
             Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOSYS) => {
                 // A file system without RENAME_NOREPLACE: check, then rename (not race-free).
@@ -756,19 +728,9 @@ impl FolderStore {
         file: String,
         name: &dyn std::fmt::Display,
     ) -> Result<FileLock, StoreError> {
-        let held = (
-            self.root_path.join(META_DIR).join(&file),
-            thread::current().id(),
-        );
-        {
-            let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-            if all.contains(&held) {
-                return Err(StoreError::Backend(format!(
-                    "lock {name} is already held by this thread: this is a bug in memdir, please report it"
-                )));
-            }
-            all.push(held.clone());
-        }
+        // `flock` on a second descriptor waits for the first one forever, so a thread taking
+        // a lock it holds would hang every writer.
+        let held = Reentry::enter(&self.root_path.to_string_lossy(), &file, name)?;
         let taken = (|| {
             let meta = self.meta_dir()?;
             meta.create_dir_all("locks")
@@ -784,12 +746,9 @@ impl FolderStore {
                 .map_err(|e| StoreError::Backend(format!("cannot take lock {name}: {e}")))?;
             Ok(f)
         })();
-        match taken {
-            Ok(f) => Ok(FileLock { _file: f, held }),
-            Err(e) => {
-                release(&held);
-                Err(e)
-            }
-        }
+        taken.map(|f| FileLock {
+            _file: f,
+            _held: held,
+        })
     }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// A tenant's change history.
 pub struct PgHistory {
     pub(crate) db: Arc<Db>,
-    pub(crate) bridge: Arc<crate::bridge::Bridge>,
+    pub(crate) bridge: Arc<memdir_store::bridge::Bridge>,
 }
 
 /// What `start` records: the memory as `init` left it, authored by memdir itself.

@@ -22,7 +22,6 @@
 //! ```
 #![deny(missing_docs)]
 
-mod bridge;
 mod history;
 mod schema;
 mod tenants;
@@ -34,14 +33,14 @@ pub use history::PgHistory;
 pub use tenants::PgTenants;
 pub use vectors::PgVectors;
 
-use bridge::Bridge;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use memdir_core::path::MemPath;
-use memdir_store::store::{LockGuard, LockName, Locks, Precondition, Version};
+use memdir_store::bridge::Bridge;
+use memdir_store::paths;
+use memdir_store::store::{LockGuard, LockName, Locks, Precondition, Reentry, Version};
 use memdir_store::{Entry, EntryKind, Store, StoreError};
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::thread::ThreadId;
 use std::time::Duration;
 use tokio_postgres::NoTls;
 
@@ -77,17 +76,6 @@ struct Db {
     tenant: String,
     /// The database and tenant, naming the memory for [`HELD`].
     memory: String,
-}
-
-/// Locks held in this process, by memory, lock and thread. A second session asking for an
-/// advisory lock that this thread holds through another session would wait for itself forever.
-static HELD: Mutex<Vec<(String, String, ThreadId)>> = Mutex::new(Vec::new());
-
-fn release(held: &(String, String, ThreadId)) {
-    let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = all.iter().position(|h| h == held) {
-        all.swap_remove(i);
-    }
 }
 
 impl std::fmt::Debug for PgStore {
@@ -192,7 +180,7 @@ pub(crate) fn create_database(config: &tokio_postgres::Config) -> Result<(), Sto
     let name = config.get_dbname().unwrap_or_default().to_string();
     let mut admin = config.clone();
     admin.dbname("postgres");
-    Bridge::new()?.run(async move {
+    Bridge::new("memdir-pg", "postgresql")?.run(async move {
         let (client, conn) = admin.connect(NoTls).await.map_err(|e| {
             StoreError::Backend(format!(
                 "the database {name:?} does not exist and cannot be created: {}",
@@ -323,7 +311,7 @@ impl PgStore {
                 .await
                 .map_err(db_err)?;
             match row {
-                Some(r) if r.get::<_, bool>(0) => Err(is_folder(path.as_str())),
+                Some(r) if r.get::<_, bool>(0) => Err(paths::is_folder(path.as_str())),
                 Some(r) => {
                     let data: Vec<u8> = r.get(1);
                     let v: Option<String> = r.get(2);
@@ -398,7 +386,7 @@ pub(crate) fn pool_sized(connect: &str, size: usize) -> Result<(Pool, Arc<Bridge
     let config: tokio_postgres::Config = connect
         .parse()
         .map_err(|e| StoreError::InvalidPath(format!("bad postgresql URL: {e}")))?;
-    let bridge = Arc::new(Bridge::new()?);
+    let bridge = Arc::new(Bridge::new("memdir-pg", "postgresql")?);
     let manager = Manager::from_config(
         config.clone(),
         NoTls,
@@ -460,25 +448,6 @@ fn shown(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
 
-fn not_root(path: &MemPath) -> Result<(), StoreError> {
-    if path.is_root() {
-        return Err(StoreError::InvalidPath(
-            "that operation needs a file or folder, not the memory root".into(),
-        ));
-    }
-    Ok(())
-}
-
-fn part_is_file(path: &str) -> StoreError {
-    StoreError::InvalidPath(format!(
-        "{path}: a part of the path is a file, not a folder"
-    ))
-}
-
-fn is_folder(path: &str) -> StoreError {
-    StoreError::InvalidPath(format!("{path} is a folder, not a file"))
-}
-
 type Conn = deadpool_postgres::Object;
 
 impl Db {
@@ -491,7 +460,7 @@ impl Db {
         let parts = ancestors(path);
         let sql = "SELECT 1 FROM memdir.files WHERE tenant = $1 AND path = ANY($2) AND NOT is_dir";
         match c.query_opt(sql, &[&self.tenant, &parts]).await {
-            Ok(Some(_)) => part_is_file(path.as_str()),
+            Ok(Some(_)) => paths::part_is_file(path.as_str()),
             Ok(None) => StoreError::NotFound(format!("{} does not exist", shown(path.as_str()))),
             Err(e) => db_err(e),
         }
@@ -519,7 +488,7 @@ impl Db {
             return Err(if file == shown_path {
                 StoreError::Conflict(format!("{file} already exists"))
             } else {
-                part_is_file(shown_path)
+                paths::part_is_file(shown_path)
             });
         }
         let parents: Vec<&str> = dirs.iter().map(|d| parent_str(d)).collect();
@@ -644,7 +613,7 @@ impl Db {
                 .is_some();
             // Create-only refuses whatever is there, a folder too, as a conflict.
             return Err(if is_dir && !matches!(how, Put::Write(Pre::Absent)) {
-                is_folder(path.as_str())
+                paths::is_folder(path.as_str())
             } else {
                 StoreError::Conflict(format!("{path} already exists"))
             });
@@ -731,7 +700,7 @@ impl Db {
 
     /// Every whole-file write and append.
     async fn put(&self, path: MemPath, data: Vec<u8>, how: Put) -> Result<(), StoreError> {
-        not_root(&path)?;
+        paths::not_root(&path)?;
         match &how {
             Put::Write(Pre::Matches(v)) => return self.put_matching(&path, &data, v).await,
             Put::Write(Pre::Absent) => {}
@@ -829,7 +798,7 @@ impl Store for PgStore {
                 let is_dir: bool = r.get(1);
                 if p == dir.as_str() {
                     if !is_dir {
-                        return Err(part_is_file(p));
+                        return Err(paths::part_is_file(p));
                     }
                     found = true;
                     continue;
@@ -979,7 +948,7 @@ impl Store for PgStore {
     }
 
     fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
-        not_root(path)?;
+        paths::not_root(path)?;
         let path = path.clone();
         self.call(|db| async move {
             let mut c = db.conn().await?;
@@ -1011,7 +980,7 @@ impl Store for PgStore {
     }
 
     fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
-        not_root(from)?;
+        paths::not_root(from)?;
         if to.starts_with(from) {
             return Err(StoreError::InvalidPath(format!(
                 "cannot move {from} into itself"
@@ -1040,9 +1009,7 @@ impl Store for PgStore {
                 .await
                 .map_err(db_err)?;
             if taken.is_some() {
-                return Err(StoreError::Conflict(format!(
-                    "{to} already exists: moving never overwrites; remove it first or pick another name"
-                )));
+                return Err(paths::exists_already(to));
             }
             db.lock_rows(&tx, from.as_str()).await?;
             // Both ends of every moved file, for history: the old paths held content, the new
@@ -1069,7 +1036,12 @@ impl Store for PgStore {
                               ELSE $3 || substr(parent, char_length($2) + 1) END
                  WHERE tenant = $1
                    AND (path = $2 OR (path >= $2 || '/' AND path < $2 || '0'))",
-                &[&db.tenant, &from.as_str(), &to.as_str(), &parent_str(to.as_str())],
+                &[
+                    &db.tenant,
+                    &from.as_str(),
+                    &to.as_str(),
+                    &parent_str(to.as_str()),
+                ],
             )
             .await
             .map_err(db_err)?;
@@ -1143,7 +1115,7 @@ impl Store for PgStore {
                 let is_dir: bool = r.get(1);
                 if p == dir.as_str() {
                     if !is_dir {
-                        return Err(part_is_file(p));
+                        return Err(paths::part_is_file(p));
                     }
                     found = true;
                 } else if !is_dir {
@@ -1161,20 +1133,9 @@ impl Store for PgStore {
 impl Locks for PgStore {
     fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
         let key = name.to_string();
-        let held = (
-            self.db.memory.clone(),
-            key.clone(),
-            std::thread::current().id(),
-        );
-        {
-            let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-            if all.contains(&held) {
-                return Err(StoreError::Backend(format!(
-                    "lock {name} is already held by this thread: this is a bug in memdir, please report it"
-                )));
-            }
-            all.push(held.clone());
-        }
+        // A second session asking for an advisory lock this thread holds through another
+        // session would wait for itself forever.
+        let held = Reentry::enter(&self.db.memory, &key, &name)?;
         let taken = self.call(|db| async move {
             let c = db.conn().await?;
             c.execute(
@@ -1185,18 +1146,12 @@ impl Locks for PgStore {
             .map_err(db_err)?;
             Ok((c, key))
         });
-        match taken {
-            Ok(conn) => Ok(Box::new(PgLock {
-                conn: Some(conn),
-                tenant: self.db.tenant.clone(),
-                bridge: self.bridge.clone(),
-                held,
-            })),
-            Err(e) => {
-                release(&held);
-                Err(e)
-            }
-        }
+        Ok(Box::new(PgLock {
+            conn: Some(taken?),
+            tenant: self.db.tenant.clone(),
+            bridge: self.bridge.clone(),
+            _held: held,
+        }))
     }
 }
 
@@ -1221,14 +1176,14 @@ struct PgLock {
     conn: Option<(Conn, String)>,
     tenant: String,
     bridge: Arc<Bridge>,
-    held: (String, String, ThreadId),
+    /// Released after the unlock, when the guard's fields drop.
+    _held: Reentry,
 }
 
 impl LockGuard for PgLock {}
 
 impl Drop for PgLock {
     fn drop(&mut self) {
-        release(&self.held);
         let Some((c, key)) = self.conn.take() else {
             return;
         };

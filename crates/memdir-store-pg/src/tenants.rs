@@ -4,10 +4,10 @@
 //! of tenants holds a bounded number of connections. A token is looked up by its SHA-256 through
 //! the table's unique index: the hash of a random 256-bit secret gives nothing to steer by timing.
 
-use crate::bridge::Bridge;
 use crate::{Connect, PgStore, TENANT_PARAM, db_err, pool_err};
 use deadpool_postgres::Pool;
 use memdir_store::StoreError;
+use memdir_store::bridge::Bridge;
 use memdir_store::registry::{Tenant, Tenants, check_name, check_principal};
 use std::sync::Arc;
 

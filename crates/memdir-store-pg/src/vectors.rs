@@ -13,9 +13,9 @@
 //! `gen` before a search: when another process changed the index, it fetches the files whose
 //! `gen` is newer than its copy, in one snapshot.
 
-use crate::bridge::Bridge;
 use crate::{Db, db_err};
 use memdir_store::StoreError;
+use memdir_store::bridge::Bridge;
 use memdir_store::vectors::{ChunkVisit, FileVectors, IndexedFile, RebuildFill, VectorStore};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -34,7 +34,7 @@ const TOP: u64 = 9_999_999_999_999_999_999;
 /// A memory's change history.
 pub struct S3History {
     pub(crate) t: Arc<Tenant>,
-    pub(crate) bridge: Arc<crate::bridge::Bridge>,
+    pub(crate) bridge: Arc<memdir_store::bridge::Bridge>,
 }
 
 /// One file of a change: its version before and after (`None`: absent).

@@ -17,16 +17,15 @@
 //! writer blocks the memory for one lease (30 s by default) at most. A holder stalled for longer
 //! than its lease loses the lock; its renewal then fails and says so in the log.
 
-use crate::bridge::Bridge;
 use crate::{Put, Tenant, random_id};
 use bytes::Bytes;
 use memdir_store::StoreError;
-use memdir_store::store::{LockGuard, LockName};
+use memdir_store::bridge::Bridge;
+use memdir_store::store::{LockGuard, LockName, Reentry};
 use object_store::path::Path as Key;
 use object_store::{PutMode, UpdateVersion};
 use sha2::{Digest, Sha256};
-use std::sync::{Arc, Mutex};
-use std::thread::ThreadId;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The clock difference between machines a lease's expiry allows for.
@@ -48,17 +47,6 @@ struct Record {
 enum State {
     Held,
     Free,
-}
-
-/// Locks held in this process, by memory, lock and thread: a thread asking again for a lock it
-/// holds would wait for itself for a whole lease.
-static HELD: Mutex<Vec<(String, String, ThreadId)>> = Mutex::new(Vec::new());
-
-fn release_local(held: &(String, String, ThreadId)) {
-    let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = all.iter().position(|h| h == held) {
-        all.swap_remove(i);
-    }
 }
 
 fn now_ms() -> i64 {
@@ -104,32 +92,14 @@ pub(crate) fn take(
     name: LockName<'_>,
 ) -> Result<Box<dyn LockGuard>, StoreError> {
     let shown = name.to_string();
-    let held = (
-        format!("{}|{}", t.endpoint, t.url.shown()),
-        shown.clone(),
-        std::thread::current().id(),
-    );
-    {
-        let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        if all.contains(&held) {
-            return Err(StoreError::Backend(format!(
-                "lock {name} is already held by this thread: this is a bug in memdir, please report it"
-            )));
-        }
-        all.push(held.clone());
-    }
+    // A thread asking again for a lock it holds would wait for itself for a whole lease.
+    let held = Reentry::enter(&format!("{}|{}", t.endpoint, t.url.shown()), &shown, &name)?;
     let key = lease_key(t, name)?;
     let owner = random_id();
     let tenant = t.clone();
     let (k, o) = (key.clone(), owner.clone());
     let got = bridge.run(async move { acquire(&tenant, &k, &o).await });
-    let etag = match got {
-        Ok(etag) => etag,
-        Err(e) => {
-            release_local(&held);
-            return Err(e);
-        }
-    };
+    let etag = got?;
     let holding = Arc::new(Holding {
         etag: tokio::sync::Mutex::new(Some(etag)),
         owner,
@@ -146,7 +116,7 @@ pub(crate) fn take(
         bridge: bridge.clone(),
         key,
         holding,
-        held,
+        _held: held,
     }))
 }
 
@@ -259,7 +229,8 @@ struct Lease {
     bridge: Arc<Bridge>,
     key: Key,
     holding: Arc<Holding>,
-    held: (String, String, ThreadId),
+    /// Released after the record is marked free, when the guard's fields drop.
+    _held: Reentry,
 }
 
 impl LockGuard for Lease {}
@@ -286,6 +257,5 @@ impl Drop for Lease {
             }
             Ok(())
         });
-        release_local(&self.held);
     }
 }

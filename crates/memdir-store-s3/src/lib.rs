@@ -30,7 +30,6 @@
 //! ```
 #![deny(missing_docs)]
 
-mod bridge;
 pub mod cache;
 mod config;
 mod history;
@@ -39,10 +38,11 @@ pub mod lease;
 pub use config::{DEFAULT_CACHE_CAP, DEFAULT_LEASE, S3Config, S3Url, TENANT_PARAM};
 pub use history::S3History;
 
-use bridge::Bridge;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use memdir_core::path::MemPath;
+use memdir_store::bridge::Bridge;
+use memdir_store::paths;
 use memdir_store::store::{LockGuard, LockName, Locks, Precondition, Version, stale};
 use memdir_store::{Backend, Entry, EntryKind, Store, StoreError};
 use object_store::path::Path as Key;
@@ -172,31 +172,6 @@ pub(crate) fn s3_err(what: &str, e: object_store::Error) -> StoreError {
     // object_store's messages carry the request's cause (the status and S3's error code);
     // credentials are never part of them.
     StoreError::Backend(format!("s3: {what}: {e}"))
-}
-
-fn not_root(path: &MemPath) -> Result<(), StoreError> {
-    if path.is_root() {
-        return Err(StoreError::InvalidPath(
-            "that operation needs a file or folder, not the memory root".into(),
-        ));
-    }
-    Ok(())
-}
-
-fn part_is_file(path: &MemPath) -> StoreError {
-    StoreError::InvalidPath(format!(
-        "{path}: a part of the path is a file, not a folder"
-    ))
-}
-
-fn is_folder(path: &MemPath) -> StoreError {
-    StoreError::InvalidPath(format!("{path} is a folder, not a file"))
-}
-
-fn exists_already(to: &MemPath) -> StoreError {
-    StoreError::Conflict(format!(
-        "{to} already exists: moving never overwrites; remove it first or pick another name"
-    ))
 }
 
 /// `a/b/c` → `[a, a/b]`: the folders that must exist for `path` to.
@@ -434,7 +409,7 @@ impl Tenant {
     /// Why nothing is at `path`: a file where one of its folders should be, or simply nothing.
     async fn missing(&self, path: &MemPath) -> StoreError {
         match self.file_above(path).await {
-            Ok(Some(_)) => part_is_file(path),
+            Ok(Some(_)) => paths::part_is_file(path),
             Ok(None) => StoreError::NotFound(format!("{path} does not exist")),
             Err(e) => e,
         }
@@ -445,14 +420,14 @@ impl Tenant {
         let (above, dir) =
             futures::future::try_join(self.file_above(path), self.has_children(path)).await?;
         if above.is_some() {
-            return Err(part_is_file(path));
+            return Err(paths::part_is_file(path));
         }
         if dir {
             return Err(match pre {
                 Precondition::Absent => {
                     StoreError::Conflict(format!("{path} already exists (a folder)"))
                 }
-                _ => is_folder(path),
+                _ => paths::is_folder(path),
             });
         }
         Ok(())
@@ -580,7 +555,7 @@ impl Tenant {
                 let v = Version::of(&b);
                 Ok((b, v))
             }
-            None if self.has_children(path).await? => Err(is_folder(path)),
+            None if self.has_children(path).await? => Err(paths::is_folder(path)),
             None => Err(self.missing(path).await),
         }
     }
@@ -591,7 +566,7 @@ impl Tenant {
         data: Bytes,
         pre: &Precondition,
     ) -> Result<Version, StoreError> {
-        not_root(path)?;
+        paths::not_root(path)?;
         let key = self.key(path)?;
         let v = Version::of(&data);
         let mode = match pre {
@@ -657,7 +632,7 @@ impl Tenant {
     /// together as the next compare-and-swap (each caller's bytes stay whole and in one
     /// piece), so many writers in one process cost one request pair per round, not one each.
     async fn append(&self, path: &MemPath, data: Vec<u8>) -> Result<(), StoreError> {
-        not_root(path)?;
+        paths::not_root(path)?;
         let key = self.key(path)?;
         let batch = self.batch(&key);
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -811,7 +786,7 @@ impl Tenant {
         }
         if !any && !dir.is_root() {
             return Err(match self.head(&key).await? {
-                Some(_) => part_is_file(dir),
+                Some(_) => paths::part_is_file(dir),
                 None => match self.missing(dir).await {
                     StoreError::NotFound(_) => {
                         StoreError::NotFound(format!("{dir} does not exist"))
@@ -832,7 +807,7 @@ impl Tenant {
         let objects = self.list_all(&key).await?;
         if objects.is_empty() && !dir.is_root() {
             return Err(match self.head(&key).await? {
-                Some(_) => part_is_file(dir),
+                Some(_) => paths::part_is_file(dir),
                 None => StoreError::NotFound(format!("{dir} does not exist")),
             });
         }
@@ -893,7 +868,7 @@ impl Tenant {
     }
 
     async fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
-        not_root(path)?;
+        paths::not_root(path)?;
         let key = self.key(path)?;
         let (file, under) =
             futures::future::try_join(self.current(&key), self.list_all(&key)).await?;
@@ -946,8 +921,8 @@ impl Tenant {
     }
 
     async fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
-        not_root(from)?;
-        not_root(to)?;
+        paths::not_root(from)?;
+        paths::not_root(to)?;
         if to.starts_with(from) {
             return Err(StoreError::InvalidPath(format!(
                 "cannot move {from} into itself"
@@ -966,10 +941,10 @@ impl Tenant {
             return Err(self.missing(from).await);
         }
         if target.is_some() || target_dir {
-            return Err(exists_already(to));
+            return Err(paths::exists_already(to));
         }
         if above.is_some() {
-            return Err(part_is_file(to));
+            return Err(paths::part_is_file(to));
         }
         match file {
             Some((bytes, _)) => {
@@ -982,7 +957,7 @@ impl Tenant {
                     .put(&to_key, bytes.clone(), PutMode::Create, Some(&v))
                     .await?
                 {
-                    return Err(exists_already(to));
+                    return Err(paths::exists_already(to));
                 }
                 self.delete(&from_key).await?;
                 self.remember_after(to, Some(bytes));
@@ -1124,7 +1099,7 @@ impl Tenant {
         let (above, file) =
             futures::future::try_join(self.file_above(path), self.head(&self.key(path)?)).await?;
         if above.is_some() {
-            return Err(part_is_file(path));
+            return Err(paths::part_is_file(path));
         }
         if file.is_some() {
             return Err(StoreError::Conflict(format!("{path} already exists")));
@@ -1266,7 +1241,7 @@ impl S3Store {
         };
         Ok(S3Store {
             t: Arc::new(t),
-            bridge: Arc::new(Bridge::new()?),
+            bridge: Arc::new(Bridge::new("memdir-s3", "s3")?),
         })
     }
 

@@ -8,14 +8,15 @@
 
 use crate::backend::Backend;
 use crate::history::{BlameLine, Change, Changes, History, HistoryEntry};
+use crate::paths;
 use crate::store::{
-    Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version, stale,
+    Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Reentry, Store, StoreError,
+    Version, stale,
 };
 use jiff::Timestamp;
 use memdir_core::path::MemPath;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::ThreadId;
 
 /// One file: its bytes and when it last changed (Unix milliseconds).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,8 +36,8 @@ struct Files {
 #[derive(Debug, Default)]
 struct Inner {
     files: Mutex<Files>,
-    /// Locks held, by name, with the thread holding each.
-    locks: Mutex<HashMap<String, ThreadId>>,
+    /// Locks held, by name.
+    locks: Mutex<HashSet<String>>,
     released: Condvar,
 }
 
@@ -103,9 +104,7 @@ impl Files {
                 break;
             }
             if self.files.contains_key(&d) {
-                return Err(StoreError::InvalidPath(format!(
-                    "{p}: a part of the path is a file, not a folder"
-                )));
+                return Err(paths::part_is_file(p));
             }
             parent = d.parent();
         }
@@ -147,6 +146,7 @@ fn moved(path: &MemPath, from: &MemPath, to: &MemPath) -> Result<MemPath, StoreE
 struct InMemoryLock {
     inner: Arc<Inner>,
     name: String,
+    _held: Reentry,
 }
 
 impl LockGuard for InMemoryLock {}
@@ -163,20 +163,16 @@ impl Drop for InMemoryLock {
 impl Locks for InMemoryStore {
     fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
         let key = name.to_string();
-        let me = std::thread::current().id();
+        let reentry = Reentry::enter(&format!("{:p}", Arc::as_ptr(&self.inner)), &key, &name)?;
         let mut held = self.inner.locks.lock().map_err(|_| poisoned())?;
-        while let Some(holder) = held.get(&key) {
-            if *holder == me {
-                return Err(StoreError::Backend(format!(
-                    "lock {name} is already held by this thread: this is a bug in memdir, please report it"
-                )));
-            }
+        while held.contains(&key) {
             held = self.inner.released.wait(held).map_err(|_| poisoned())?;
         }
-        held.insert(key.clone(), me);
+        held.insert(key.clone());
         Ok(Box::new(InMemoryLock {
             inner: self.inner.clone(),
             name: key,
+            _held: reentry,
         }))
     }
 }
@@ -186,10 +182,7 @@ impl Store for InMemoryStore {
         let f = self.files()?;
         match f.files.get(path) {
             Some(file) => Ok(file.data.clone()),
-            None if f.is_dir(path) => Err(StoreError::InvalidPath(format!(
-                "{} is a folder, not a file",
-                shown(path)
-            ))),
+            None if f.is_dir(path) => Err(paths::is_folder(shown(path))),
             None => Err(StoreError::NotFound(format!("{path} does not exist"))),
         }
     }
@@ -201,9 +194,7 @@ impl Store for InMemoryStore {
         pre: &Precondition,
     ) -> Result<Version, StoreError> {
         if path.is_root() {
-            return Err(StoreError::InvalidPath(
-                "that operation needs a file or folder, not the memory root".into(),
-            ));
+            return Err(paths::root_refused());
         }
         let mut f = self.files()?;
         f.check_parents(path)?;
@@ -213,7 +204,7 @@ impl Store for InMemoryStore {
                 Precondition::Absent => {
                     StoreError::Conflict(format!("{path} already exists (a folder)"))
                 }
-                _ => StoreError::InvalidPath(format!("{path} is a folder, not a file")),
+                _ => paths::is_folder(path),
             });
         }
         match pre {
@@ -239,16 +230,12 @@ impl Store for InMemoryStore {
 
     fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
         if path.is_root() {
-            return Err(StoreError::InvalidPath(
-                "that operation needs a file or folder, not the memory root".into(),
-            ));
+            return Err(paths::root_refused());
         }
         let mut f = self.files()?;
         f.check_parents(path)?;
         if !f.files.contains_key(path) && f.is_dir(path) {
-            return Err(StoreError::InvalidPath(format!(
-                "{path} is a folder, not a file"
-            )));
+            return Err(paths::is_folder(path));
         }
         let file = f.files.entry(path.clone()).or_insert(File {
             data: Vec::new(),
@@ -269,9 +256,7 @@ impl Store for InMemoryStore {
                 )));
             }
             Some(EntryKind::File) => {
-                return Err(StoreError::InvalidPath(format!(
-                    "{dir}: a part of the path is a file, not a folder"
-                )));
+                return Err(paths::part_is_file(dir));
             }
             Some(EntryKind::Dir) => {}
         }
@@ -323,9 +308,7 @@ impl Store for InMemoryStore {
 
     fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
         if path.is_root() {
-            return Err(StoreError::InvalidPath(
-                "that operation needs a file or folder, not the memory root".into(),
-            ));
+            return Err(paths::root_refused());
         }
         let mut f = self.files()?;
         if f.kind(path).is_none() {
@@ -347,9 +330,7 @@ impl Store for InMemoryStore {
 
     fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
         if from.is_root() || to.is_root() {
-            return Err(StoreError::InvalidPath(
-                "that operation needs a file or folder, not the memory root".into(),
-            ));
+            return Err(paths::root_refused());
         }
         if to.starts_with(from) {
             return Err(StoreError::InvalidPath(format!(
@@ -361,9 +342,7 @@ impl Store for InMemoryStore {
             return Err(StoreError::NotFound(format!("{from} does not exist")));
         }
         if f.kind(to).is_some() {
-            return Err(StoreError::Conflict(format!(
-                "{to} already exists: moving never overwrites; remove it first or pick another name"
-            )));
+            return Err(paths::exists_already(to));
         }
         f.check_parents(to)?;
         let (files, dirs) = f.under(from);

@@ -22,8 +22,11 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+#[cfg(feature = "bridge")]
+pub mod bridge;
 pub mod history;
 pub mod in_memory;
+pub mod paths;
 pub mod registry;
 pub mod store;
 pub mod vectors;

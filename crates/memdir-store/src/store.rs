@@ -149,6 +149,53 @@ pub trait Locks: Send + Sync {
     fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError>;
 }
 
+/// The one "already held by this thread" check of every backend's [`Locks`]: a thread asking
+/// again for a lock it holds would wait for itself (a second `flock` descriptor, a second
+/// database session, a lease renewed by no one), so the second ask is refused instead. It
+/// holds while the value lives; a lock guard keeps it as a field.
+#[derive(Debug)]
+pub struct Reentry {
+    key: (String, String, std::thread::ThreadId),
+}
+
+/// Locks held in this process, by memory, lock and thread.
+static HELD: std::sync::Mutex<Vec<(String, String, std::thread::ThreadId)>> =
+    std::sync::Mutex::new(Vec::new());
+
+impl Reentry {
+    /// Marks lock `lock` of the memory named `memory` (any text that tells memories apart in
+    /// this process) as taken by this thread; refuses it when this thread holds it already.
+    /// `name` is the lock as messages show it.
+    pub fn enter(
+        memory: &str,
+        lock: &str,
+        name: &dyn std::fmt::Display,
+    ) -> Result<Reentry, StoreError> {
+        let key = (
+            memory.to_string(),
+            lock.to_string(),
+            std::thread::current().id(),
+        );
+        let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        if all.contains(&key) {
+            return Err(StoreError::Backend(format!(
+                "lock {name} is already held by this thread: this is a bug in memdir, please report it"
+            )));
+        }
+        all.push(key.clone());
+        Ok(Reentry { key })
+    }
+}
+
+impl Drop for Reentry {
+    fn drop(&mut self) {
+        let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = all.iter().position(|h| h == &self.key) {
+            all.swap_remove(i);
+        }
+    }
+}
+
 /// A memory's files. Every read, write, list, rename and delete goes through here.
 pub trait Store: Locks {
     /// Reads a whole file.
