@@ -32,6 +32,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod chat;
 mod error;
 pub use error::EmbedError;
 

@@ -24,9 +24,9 @@ use memdir_core::log::date_of_file_name;
 use memdir_core::path::MemPath;
 use memdir_core::state::split_older_than;
 use memdir_core::tokenize::Tokenizer;
+pub use memdir_embed::chat::{ChatError, ChatModel};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashSet};
-use std::time::Duration;
 
 /// The writer consolidation's proposals and commits are recorded under.
 pub const WRITER: &str = "consolidate";
@@ -36,31 +36,6 @@ const STATE_META: &str = "consolidate.json";
 
 /// How many finding keys are remembered (the oldest are forgotten first).
 const REMEMBERED: usize = 5000;
-
-/// An OpenAI-compatible chat endpoint, built by the front end from `[consolidate]` (the API key
-/// read from the variable the config names).
-#[derive(Clone)]
-pub struct ChatModel {
-    /// The base URL, e.g. `http://127.0.0.1:11434/v1`.
-    pub url: String,
-    /// The model name.
-    pub model: String,
-    /// The API key, if any.
-    pub api_key: Option<String>,
-    /// How long to wait for the answer.
-    pub timeout: Duration,
-}
-
-impl std::fmt::Debug for ChatModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChatModel")
-            .field("url", &self.url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("timeout", &self.timeout)
-            .finish()
-    }
-}
 
 /// How to run.
 #[derive(Debug, Clone, Default)]
@@ -593,67 +568,21 @@ fn render(r: &Report, time: &str) -> String {
     s
 }
 
-/// Sends the prompt to the chat endpoint and returns the answer's text.
-#[cfg(feature = "endpoint")]
+/// Sends the prompt to the chat endpoint and returns the answer's text, worded for
+/// `[consolidate]`.
 fn ask(m: &ChatModel, prompt: &str) -> Result<String, Error> {
-    let fail = |why: String| {
-        Error::Store(StoreError::Backend(format!(
-            "the consolidation model at {} failed: {why}; check [consolidate] url and model, or set provider = \"none\"",
-            m.url
-        )))
-    };
-    let base = m.url.trim_end_matches('/');
-    if !(base.starts_with("http://") || base.starts_with("https://")) {
-        return Err(Error::Invalid(format!(
+    m.ask(prompt).map_err(|e| match e {
+        ChatError::BadUrl => Error::Invalid(format!(
             "bad .memdir/config.toml: consolidate.url {:?} must start with http:// or https://",
             m.url
-        )));
-    }
-    let url = if base.ends_with("/chat/completions") {
-        base.to_string()
-    } else {
-        format!("{base}/chat/completions")
-    };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(m.timeout))
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut req = agent.post(&url);
-    if let Some(key) = &m.api_key {
-        req = req.header("Authorization", format!("Bearer {key}"));
-    }
-    let body = serde_json::json!({
-        "model": m.model,
-        "temperature": 0,
-        "response_format": {"type": "json_object"},
-        "messages": [
-            {"role": "system", "content": "You answer with one JSON object in the schema given, and nothing else."},
-            {"role": "user", "content": prompt},
-        ],
-    });
-    let mut resp = req.send_json(body).map_err(|e| fail(e.to_string()))?;
-    let status = resp.status().as_u16();
-    if status != 200 {
-        return Err(fail(format!("http status {status}")));
-    }
-    let v: serde_json::Value = resp
-        .body_mut()
-        .with_config()
-        .limit(16 << 20)
-        .read_json()
-        .map_err(|e| fail(format!("the response is not a chat completion: {e}")))?;
-    v.pointer("/choices/0/message/content")
-        .and_then(|c| c.as_str())
-        .map(str::to_string)
-        .ok_or_else(|| fail("the response has no choices[0].message.content".to_string()))
-}
-
-/// Without the `endpoint` feature there is no HTTP client.
-#[cfg(not(feature = "endpoint"))]
-fn ask(_m: &ChatModel, _prompt: &str) -> Result<String, Error> {
-    Err(Error::Invalid(
-        "the consolidation model is not enabled in this build: set [consolidate] provider = \"none\""
-            .to_string(),
-    ))
+        )),
+        ChatError::Failed(why) => Error::Store(StoreError::Backend(format!(
+            "the consolidation model at {} failed: {why}; check [consolidate] url and model, or set provider = \"none\"",
+            m.url
+        ))),
+        ChatError::NotEnabled => Error::Invalid(
+            "the consolidation model is not enabled in this build: set [consolidate] provider = \"none\""
+                .to_string(),
+        ),
+    })
 }
