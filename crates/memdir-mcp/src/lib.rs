@@ -25,9 +25,11 @@ pub mod hook;
 pub mod http;
 pub mod offload;
 pub mod prompts;
+pub mod quota;
 pub mod server;
 pub mod service;
 pub mod stdio;
+pub mod tokens;
 pub mod tools;
 
 pub use tools::{ToolSpec, Tools, UnknownTool};

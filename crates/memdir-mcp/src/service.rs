@@ -22,6 +22,7 @@
 
 use crate::http::{Limits, Sessions};
 use crate::server::MemdirServer;
+use crate::tokens::token_hash;
 use crate::tools::{Admission, Tools};
 use axum::body::Body;
 use axum::extract::{Path as UrlPath, Request, State};
@@ -30,7 +31,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::{DefaultDirectRateLimiter, Quota as RateQuota, RateLimiter};
 use memdir::Memory;
-use memdir::tenants::{Tenant, Tenants, token_hash};
+use memdir::tenants::{Tenant, Tenants};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;

@@ -118,3 +118,30 @@ pub fn same(a: &[u8], b: &[u8]) -> bool {
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn principals_are_writer_names() {
+        assert_eq!(
+            default_principal("Alice.Smith@example.com"),
+            "alice-smith-example-com"
+        );
+        assert_eq!(default_principal("@@"), "tenant");
+        check_principal("alice").unwrap();
+        assert!(check_principal("alice@example.com").is_err());
+    }
+
+    #[test]
+    fn names_are_checked() {
+        for bad in ["", ".", "..", "a/b", "a b", "ä", &"x".repeat(129)] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        for good in ["alice", "a.b-c_d@e", "1"] {
+            check_name(good).unwrap();
+        }
+    }
+}

@@ -29,7 +29,6 @@ mod memory;
 pub mod notes;
 pub mod proposals;
 pub mod provenance;
-pub mod quota;
 pub mod recent;
 pub mod search;
 pub mod state;

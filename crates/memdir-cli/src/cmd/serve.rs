@@ -72,7 +72,7 @@ struct Operator {
     /// Per-tenant and global bounds.
     limits: memdir_mcp::service::ServiceLimits,
     /// What each tenant may store.
-    quota: memdir::quota::Quota,
+    quota: memdir_mcp::quota::Quota,
 }
 
 fn operator(a: &Args) -> Result<Operator, CliError> {
@@ -207,7 +207,7 @@ fn run_service(a: Args, env: &Env) -> CliResult {
     let is_folder = matches!(env.location, crate::store::Location::Folder(_));
     let registry = tenants.clone();
     let opener = Box::new(move |t: &memdir::tenants::Tenant| {
-        let backend = memdir::quota::with_quota(
+        let backend = memdir_mcp::quota::with_quota(
             registry
                 .backend(&t.name, false)
                 .map_err(|e| e.to_string())?,

@@ -3,7 +3,8 @@
 use crate::app::Env;
 use crate::ui::{CliError, CliResult, out, out_json};
 use memdir::Memory;
-use memdir::tenants::{Tenant, new_token, token_hash};
+use memdir::tenants::Tenant;
+use memdir_mcp::tokens::{new_token, token_hash};
 
 /// Manage the tenants of a memory service: each has its own memory, a bearer token and a
 /// principal (the writer its changes are recorded under). The store is the service's root: a

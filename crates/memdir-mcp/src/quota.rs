@@ -11,7 +11,7 @@
 //! service's request size limit bounds.
 //!
 //! ```
-//! use memdir::quota::{Quota, QuotaStore};
+//! use memdir_mcp::quota::{Quota, QuotaStore};
 //! use memdir::{InMemoryStore, Store};
 //! use memdir_core::path::MemPath;
 //! let store = QuotaStore::new(InMemoryStore::new(), Quota { max_bytes: Some(10), max_files: None });
@@ -20,7 +20,7 @@
 //! assert!(err.to_string().contains("quota"));
 //! ```
 
-use crate::store::{Entry, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version};
+use memdir::store::{Entry, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version};
 use memdir_core::path::MemPath;
 
 /// The most a memory may hold; `None` is no limit.
@@ -189,11 +189,11 @@ impl<S: Store> Store for QuotaStore<S> {
 }
 
 /// The same backend with its store under `quota` (no change when it is unlimited).
-pub fn with_quota(backend: crate::Backend, quota: Quota) -> crate::Backend {
+pub fn with_quota(backend: memdir::Backend, quota: Quota) -> memdir::Backend {
     if quota.is_unlimited() {
         return backend;
     }
-    crate::Backend {
+    memdir::Backend {
         store: std::sync::Arc::new(QuotaStore::new(backend.store, quota)),
         history: backend.history,
         vectors: backend.vectors,
@@ -204,7 +204,7 @@ pub fn with_quota(backend: crate::Backend, quota: Quota) -> crate::Backend {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::InMemoryStore;
+    use memdir::InMemoryStore;
 
     fn p(s: &str) -> MemPath {
         MemPath::parse(s).unwrap()
