@@ -5,8 +5,8 @@
 
 mod common;
 
-use memdir::Store;
 use memdir_core::path::MemPath;
+use memdir_store::Store;
 use std::process::Command;
 
 const LINES: usize = 500;

@@ -6,7 +6,7 @@
 //! `MEMDIR_REQUIRE_S3=1` (set by `.ci/run`) turns that skip into a failure.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use memdir::Backend;
+use memdir_store::Backend;
 use memdir_store_s3::{S3Config, S3Store};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -16,6 +16,7 @@
 
 use super::grep::line_text;
 use super::postings;
+use super::sqlite::{KEYWORD_DB, db_err};
 use super::walk::{FileRef, open_file};
 use crate::error::Error;
 use memdir_core::tokenize::{self, Tokenizer, split_line};
@@ -24,9 +25,6 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// The index file's name inside `.memdir/`.
-pub(crate) const INDEX_FILE: &str = "search.sqlite";
 
 /// Bump when the tables or what goes into them change.
 const SCHEMA: u32 = 4;
@@ -82,12 +80,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
 );
 ";
 
-pub(crate) fn db_err(e: rusqlite::Error) -> Error {
-    Error::Store(crate::store::StoreError::Backend(format!(
-        "search index: {e}; delete .memdir/{INDEX_FILE} to rebuild it"
-    )))
-}
-
 fn version_tag() -> String {
     format!("{SCHEMA}.{}", tokenize::VERSION)
 }
@@ -99,7 +91,7 @@ pub(crate) struct Index {
 
 /// Where the index of a folder lives.
 pub(crate) fn index_path(root: &Path) -> PathBuf {
-    root.join(crate::folder::META_DIR).join(INDEX_FILE)
+    root.join(crate::folder::META_DIR).join(KEYWORD_DB)
 }
 
 impl Index {

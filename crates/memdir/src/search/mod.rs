@@ -29,6 +29,7 @@ mod hybrid;
 mod index;
 mod postings;
 mod ranked;
+mod sqlite;
 mod vector;
 pub(crate) mod walk;
 // Warm search follows changes with inotify; elsewhere it is never available.

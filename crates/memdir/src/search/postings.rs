@@ -22,7 +22,7 @@
 //! (body, speaker, unindexed columns), the line-number delta and the line's tokens, as LEB128
 //! varints.
 
-use super::index::db_err;
+use super::sqlite::db_err;
 use crate::error::Error;
 use rusqlite::{Connection, params};
 use std::cmp::Ordering;
@@ -587,7 +587,7 @@ pub(crate) fn top_lines(
 fn damaged() -> Error {
     Error::Store(crate::store::StoreError::Backend(format!(
         "search index: a posting list is damaged; delete .memdir/{} to rebuild it",
-        super::index::INDEX_FILE
+        super::sqlite::KEYWORD_DB
     )))
 }
 

@@ -7,8 +7,9 @@
 //! A line also gets a share of the scores of the lines just before and after it, so an answer
 //! that only makes sense after its question still ranks.
 
-use super::index::{Index, Probe, db_err};
+use super::index::{Index, Probe};
 use super::postings;
+use super::sqlite::db_err;
 use super::walk::{FileRef, Scope};
 use super::{Corpus, DEFAULT_RANKED_LIMIT, SearchOutcome, SearchRequest};
 use crate::error::Error;
