@@ -1,0 +1,251 @@
+//! ARCHITECTURE.md's structural invariants, checked on the workspace's own files (in the manner
+//! of rust-analyzer's `tidy`): a change that breaks one fails `cargo test` with the rule it broke.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The layers of ARCHITECTURE.md's bird's-eye view: a crate's normal dependencies on other
+/// workspace crates must sit in a lower row. The conformance suite and the benchmarks stand
+/// above everything; the tiny test models (no workspace dependency) just below them.
+const ROWS: &[(&str, u32)] = &[
+    ("memdir-core", 0),
+    ("memdir-store", 1),
+    ("memdir-folder", 2),
+    ("memdir-store-pg", 2),
+    ("memdir-store-s3", 2),
+    ("memdir-embed", 2),
+    ("memdir", 4),
+    ("memdir-mcp", 5),
+    ("memdir-ui", 5),
+    ("memdir-cli", 6),
+    ("memdir-bench", 7),
+    ("memdir-store-tests", 7),
+    ("memdir-test-model", 6),
+];
+
+/// Crates a crate's normal dependencies must not name, and why.
+const FORBIDDEN: &[(&str, &[&str], &str)] = &[
+    (
+        "memdir-store-pg",
+        &[
+            "memdir",
+            "git2",
+            "rusqlite",
+            "candle-core",
+            "memdir-embed",
+            "memdir-folder",
+        ],
+        "a backend depends on memdir-store and memdir-core only",
+    ),
+    (
+        "memdir-store-s3",
+        &[
+            "memdir",
+            "git2",
+            "rusqlite",
+            "candle-core",
+            "memdir-embed",
+            "memdir-folder",
+        ],
+        "a backend depends on memdir-store and memdir-core only",
+    ),
+    (
+        "memdir-folder",
+        &["memdir", "rusqlite", "candle-core", "memdir-embed"],
+        "the folder backend knows no search and no engine",
+    ),
+    (
+        "memdir-store",
+        &[
+            "git2",
+            "rusqlite",
+            "cap-std",
+            "rustix",
+            "tokio-postgres",
+            "object_store",
+        ],
+        "the seams touch no disk, database or network",
+    ),
+    (
+        "memdir",
+        &["git2", "cap-std", "rustix", "ureq"],
+        "the engine reaches files through the store seams and models through memdir-embed",
+    ),
+];
+
+/// The workspace crates and their manifests.
+fn manifests() -> BTreeMap<String, toml::Table> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(workspace().join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let Ok(text) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        let table: toml::Table = text.parse().unwrap();
+        let name = table["package"]["name"].as_str().unwrap().to_string();
+        out.insert(name, table);
+    }
+    out
+}
+
+/// The names in a manifest's `[dependencies]` (not dev or build dependencies).
+fn normal_deps(manifest: &toml::Table) -> Vec<String> {
+    manifest
+        .get("dependencies")
+        .and_then(|d| d.as_table())
+        .map(|d| d.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The violations of the layering in `manifests`, one line each.
+fn layering(manifests: &BTreeMap<String, toml::Table>) -> Vec<String> {
+    let row = |n: &str| ROWS.iter().find(|(c, _)| *c == n).map(|(_, r)| *r);
+    let mut bad = Vec::new();
+    for (name, manifest) in manifests {
+        let Some(mine) = row(name) else {
+            bad.push(format!("{name} has no row in tidy.rs's ROWS: place it in ARCHITECTURE.md's bird's-eye view and here"));
+            continue;
+        };
+        for dep in normal_deps(manifest) {
+            if !manifests.contains_key(&dep) {
+                continue;
+            }
+            match row(&dep) {
+                Some(r) if r < mine => {}
+                _ => bad.push(format!(
+                    "{name} depends on {dep}, which is not in a lower row"
+                )),
+            }
+        }
+        for (crate_name, names, why) in FORBIDDEN {
+            if crate_name != name {
+                continue;
+            }
+            for dep in normal_deps(manifest) {
+                if names.contains(&dep.as_str()) {
+                    bad.push(format!("{name} depends on {dep}: {why}"));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn crates_depend_only_downwards_and_backends_only_on_the_seams() {
+    let bad = layering(&manifests());
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The rule is not vacuous: a backend that names the engine is caught.
+#[test]
+fn a_backend_naming_the_engine_is_caught() {
+    let mut m = manifests();
+    let pg = m.get_mut("memdir-store-pg").unwrap();
+    pg["dependencies"]
+        .as_table_mut()
+        .unwrap()
+        .insert("memdir".into(), toml::Value::Boolean(true));
+    let bad = layering(&m);
+    assert!(
+        bad.iter()
+            .any(|l| l.contains("memdir-store-pg depends on memdir:")),
+        "{bad:?}"
+    );
+}
+
+/// Non-test Rust code of the files under `dir` (a `#[cfg(test)]` module runs to the end of its
+/// file, as everywhere in this workspace), with paths for messages; `skip` leaves out files
+/// whose path from `dir` starts with it.
+fn code_under(dir: &Path, skip: &[&str]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if skip.iter().any(|s| rel.starts_with(s)) {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else if rel.ends_with(".rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let code = match text.find("#[cfg(test)]") {
+                    Some(i) => text[..i].to_string(),
+                    None => text,
+                };
+                out.push((rel, code));
+            }
+        }
+    }
+    out
+}
+
+/// Lines of code (not comments) under `dir` that use any of `words`.
+fn uses(dir: &Path, skip: &[&str], words: &[&str]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (rel, code) in code_under(dir, skip) {
+        for (n, line) in code.lines().enumerate() {
+            let line = line.trim_start();
+            if line.starts_with("//") {
+                continue;
+            }
+            for w in words {
+                if line.contains(w) {
+                    bad.push(format!("{}/{rel}:{}: uses {w}", dir.display(), n + 1));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_core_and_the_seams_do_no_io() {
+    let crates = workspace().join("crates");
+    let mut bad = uses(
+        &crates.join("memdir-core/src"),
+        &[],
+        &[
+            "std::fs",
+            "std::env",
+            "std::net",
+            "std::process",
+            "SystemTime",
+            "Instant::now",
+            "getrandom",
+            "tokio",
+        ],
+    );
+    bad.extend(uses(
+        &crates.join("memdir-store/src"),
+        &[],
+        &[
+            "std::fs",
+            "std::env",
+            "std::net",
+            "std::process",
+            "rusqlite",
+            "git2",
+        ],
+    ));
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_engine_touches_no_file_outside_search() {
+    let bad = uses(
+        &workspace().join("crates/memdir/src"),
+        &["search"],
+        &[
+            "std::fs", "std::net", "rusqlite", "git2", "cap_std", "rustix", "ureq",
+        ],
+    );
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
