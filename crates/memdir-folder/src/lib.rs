@@ -18,6 +18,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod atomic;
 pub mod feed;
 pub mod git;
 pub mod stamp;

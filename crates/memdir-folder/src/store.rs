@@ -20,7 +20,6 @@ use memdir_store::store::{
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// memdir's own folder inside the root.
 pub const META_DIR: &str = ".memdir";
@@ -67,10 +66,7 @@ impl Touched {
     }
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// How memdir's temp files start: `.memdir-<pid>-<n>.tmp`.
-const TEMP_PREFIX: &str = ".memdir-";
+use crate::atomic::TEMP_PREFIX;
 
 /// A temp file older than this belongs to a write that died: a live write renames its temp
 /// file within moments.
@@ -163,9 +159,9 @@ impl FolderStore {
     }
 }
 
-/// Writes `data` to `name` in `dir` through a temp file and a rename.
+/// Writes `data` to `name` in `dir` through a temp file and a rename ([`crate::atomic`]).
 fn atomic_write(dir: &Dir, name: &str, data: &[u8], shown: &str) -> Result<(), StoreError> {
-    atomic_write_with(dir, name, data, shown, false)
+    crate::atomic::write_in(dir, name, data, false).map_err(|e| io_err_str(e, shown))
 }
 
 /// [`atomic_write`]; with `create_only` the rename refuses an existing target
@@ -177,31 +173,7 @@ fn atomic_write_with(
     shown: &str,
     create_only: bool,
 ) -> Result<(), StoreError> {
-    // A short name of its own (not derived from `name`), so a target name near the file
-    // system's 255-byte limit can still be written, and a cleanup can tell memdir's temp files
-    // from anything else.
-    let tmp = format!(
-        "{TEMP_PREFIX}{}-{}.tmp",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let result = (|| -> io::Result<()> {
-        let mut f = dir.open_with(&tmp, OpenOptions::new().write(true).create_new(true))?;
-        f.write_all(data)?;
-        f.sync_all()?;
-        drop(f);
-        if create_only {
-            rustix::fs::renameat_with(dir, &tmp, dir, name, rustix::fs::RenameFlags::NOREPLACE)?;
-        } else {
-            dir.rename(&tmp, dir, name)?;
-        }
-        sync_dir(dir)
-    })();
-    if let Err(e) = result {
-        let _ = dir.remove_file(&tmp);
-        return Err(io_err_str(e, shown));
-    }
-    Ok(())
+    crate::atomic::write_in(dir, name, data, create_only).map_err(|e| io_err_str(e, shown))
 }
 
 /// Appends `data` all or nothing, under the caller's lock: when `data` is whole lines (it ends
@@ -240,20 +212,6 @@ fn path_hash(path: &MemPath) -> String {
             (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
         });
     format!("{hash:016x}")
-}
-
-/// Makes a folder's entries (a rename, a new or removed name) durable.
-fn sync_dir(dir: &Dir) -> io::Result<()> {
-    use rustix::fs::{Mode, OFlags};
-    // cap-std hands back its own O_PATH handle for ".", which cannot be fsynced; a fresh
-    // read-only open of "." relative to the handle cannot leave the folder.
-    let fd = rustix::fs::openat(
-        dir,
-        ".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    Ok(rustix::fs::fsync(&fd)?)
 }
 
 fn to_millis(t: io::Result<cap_std::time::SystemTime>) -> i64 {
@@ -654,7 +612,7 @@ impl Store for FolderStore {
             dir.remove_file(name)
         };
         res.map_err(|e| io_err(e, path))?;
-        sync_dir(&dir).map_err(|e| io_err(e, path))
+        crate::atomic::sync_dir(&dir).map_err(|e| io_err(e, path))
     }
 
     fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
@@ -687,8 +645,8 @@ impl Store for FolderStore {
             }
             Err(e) => return Err(io_err(e.into(), to)),
         }
-        sync_dir(&to_dir).map_err(|e| io_err(e, to))?;
-        sync_dir(&from_dir).map_err(|e| io_err(e, from))
+        crate::atomic::sync_dir(&to_dir).map_err(|e| io_err(e, to))?;
+        crate::atomic::sync_dir(&from_dir).map_err(|e| io_err(e, from))
     }
 
     fn create_dir(&self, path: &MemPath) -> Result<(), StoreError> {

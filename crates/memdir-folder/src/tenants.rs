@@ -4,7 +4,6 @@
 use crate::store::FolderStore;
 use memdir_store::registry::{Tenant, Tenants, check_name, check_principal, same};
 use memdir_store::{Backend, StoreError};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The registry of a folder of memories: `tenants.json` at the service root, and each
@@ -117,20 +116,7 @@ impl FolderTenants {
             .map_err(|e| StoreError::Backend(format!("cannot encode the tenant registry: {e}")))?;
         bytes.push(b'\n');
         let path = self.registry_path();
-        let tmp = self
-            .root
-            .join(format!(".{REGISTRY_FILE}.{}.tmp", std::process::id()));
-        let written = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &path)?;
-            std::fs::File::open(&self.root)?.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(io_err("write", &path, e));
-        }
+        crate::atomic::write(&path, &bytes).map_err(|e| io_err("write", &path, e))?;
         Ok(out)
     }
 }

@@ -400,22 +400,8 @@ fn load_record(path: &Path) -> Result<Record, CliError> {
 
 /// Writes a file by temp file and rename, keeping the old file's permissions.
 fn write_atomic(path: &Path, text: &str) -> Result<(), CliError> {
-    let fail = |e: std::io::Error| failure(format!("cannot write {}: {e}", path.display()));
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(fail)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.memdir-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).map_err(fail)?;
-    if let Ok(m) = std::fs::metadata(path) {
-        std::fs::set_permissions(&tmp, m.permissions()).map_err(fail)?;
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
-    })
+    memdir::folder::atomic::write(path, text.as_bytes())
+        .map_err(|e| failure(format!("cannot write {}: {e}", path.display())))
 }
 
 fn read_opt(path: &Path) -> Result<Option<String>, CliError> {

@@ -464,31 +464,19 @@ impl VectorStore for SqliteVectors {
                 other => StoreError::Backend(other.to_string()),
             })
             .and_then(|fresh| fill(&fresh));
-        let filled = filled.and_then(|()| {
-            std::fs::File::open(&tmp)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| {
-                    StoreError::Backend(format!(
-                        "cannot write the new vector index {}: {e}",
-                        tmp.display()
-                    ))
-                })
-        });
         if let Err(e) = filled {
             let _ = std::fs::remove_file(&tmp);
             return Err(e);
         }
         // A journal left by a crashed writer of the old file must not be replayed on the new one.
         let _ = std::fs::remove_file(path.with_file_name(format!("{VECTOR_FILE}-journal")));
-        std::fs::rename(&tmp, path).map_err(|e| {
+        memdir_folder::atomic::replace_with(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
             StoreError::Backend(format!(
                 "cannot swap in the new vector index {}: {e}",
                 path.display()
             ))
         })?;
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
-        }
         // This handle now names the replaced file: later calls through it go to the new one.
         if let Ok(conn) = Connection::open(path) {
             let _ = conn.busy_timeout(Duration::from_secs(30));
