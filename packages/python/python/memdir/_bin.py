@@ -18,8 +18,7 @@ def _candidates() -> List[str]:
     first: this interpreter's (a venv's `bin/`), the user scheme's (`pip install --user`), and the
     base interpreter's."""
     dirs: List[str] = []
-    scheme = sysconfig.get_preferred_scheme("user") if sys.version_info >= (3, 10) else (
-        "nt_user" if os.name == "nt" else "posix_user")
+    scheme = sysconfig.get_preferred_scheme("user")
     for path in (
         sysconfig.get_path("scripts"),
         sysconfig.get_path("scripts", scheme=scheme),

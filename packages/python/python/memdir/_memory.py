@@ -22,7 +22,7 @@ import subprocess
 import threading
 import time
 import weakref
-from typing import Any, Deque, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._bin import find_memdir_bin
 from ._tools import MemdirError, Tools
@@ -182,7 +182,8 @@ class Memory(Tools):
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
         self._child: Optional[_Child] = None
-        self._finalizer: Optional[weakref.finalize] = None
+        # Ends the child when this object is collected without close(); detached on close.
+        self._detach_finalizer: Optional[Callable[[], object]] = None
         self._closed = False
         #: How many ``memdir mcp`` processes this object has started.
         self.starts = 0
@@ -203,7 +204,7 @@ class Memory(Tools):
         child = _Child(argv, env)
         self.starts += 1
         self._child = child
-        self._finalizer = weakref.finalize(self, child.close)
+        self._detach_finalizer = weakref.finalize(self, child.close).detach
         try:
             result = self._roundtrip(child, "initialize", {
                 "protocolVersion": PROTOCOL_VERSION,
@@ -224,9 +225,9 @@ class Memory(Tools):
     def _discard(self) -> None:
         """Ends the current child, if any (a later call starts a new one)."""
         child, self._child = self._child, None
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
+        if self._detach_finalizer is not None:
+            self._detach_finalizer()
+            self._detach_finalizer = None
         if child is not None:
             child.close(grace=2.0)
 

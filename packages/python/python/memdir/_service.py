@@ -93,8 +93,9 @@ def _error_text(body: bytes) -> str:
     """The service's words for a failed request: a JSON error's text, or the plain body."""
     try:
         answer = json.loads(body)
-        if isinstance(answer, dict) and isinstance(answer.get("text"), str):
-            return answer["text"]
+        text = answer.get("text") if isinstance(answer, dict) else None
+        if isinstance(text, str):
+            return text
     except ValueError:
         pass
     return body.decode("utf-8", "replace").strip()
