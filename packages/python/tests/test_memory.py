@@ -168,6 +168,41 @@ def test_close_and_collection_end_the_child(root: Path, env):
     assert not _alive(pid), "a collected Memory leaves its child running"
 
 
+def test_many_memories_open_and_close_cleanly(root: Path, env):
+    """Closing ends the child and its reader threads without an exception in either (pytest
+    turns an exception in a thread into an error: pyproject.toml). Closing a pipe under its
+    reader once let that reader steal the next child's answer: the next call hung."""
+    before = set(threading.enumerate())
+    for i in range(100):
+        mem = memdir.Memory(root=root, env=env, timeout=20)
+        mem.log(f"round {i}")
+        pid = mem.pid
+        mem.close()
+        assert not _alive(pid)
+    left = [t for t in set(threading.enumerate()) - before if t.name.startswith("memdir-mcp")]
+    assert not left, left
+
+
+def test_close_leaves_a_pipe_open_while_its_reader_still_reads(root: Path, env, tmp_path: Path):
+    """A process the child left behind holds its stdout open past close(): the pipe must not be
+    closed under the reader (its descriptor would go to the next child's pipe)."""
+    wrapper = tmp_path / "memdir-with-straggler"
+    wrapper.write_text(f'#!/bin/sh\n(sleep 5) &\nexec "{wheel_bin()}" "$@"\n')
+    wrapper.chmod(0o755)
+    mem = memdir.Memory(root=root, env=env, binary=str(wrapper))
+    mem.context()
+    child = mem._child
+    assert child is not None
+    started = time.monotonic()
+    mem.close()
+    assert time.monotonic() - started < 10
+    assert child.proc.stdout is not None and not child.proc.stdout.closed, "closed under its reader"
+    child._out.join(timeout=10)
+    assert not child._out.is_alive(), "the reader never saw the end of the pipe"
+    # A reader that raised would fail this test (pytest: an exception in a thread is an error).
+    assert child.messages.get_nowait() is not None
+
+
 def test_a_bad_store_says_why(tmp_path: Path, env):
     mem = memdir.Memory(store="postgres://127.0.0.1:1/nope?tenant=a b", env=env, timeout=30)
     with pytest.raises(memdir.MemdirError) as caught:

@@ -53,7 +53,6 @@ class _Child:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=env,
-                bufsize=0,
             )
         except OSError as e:
             raise MemdirError(f"cannot start {argv[0]}: {e.strerror or e}") from e
@@ -68,22 +67,29 @@ class _Child:
     def _read_stdout(self) -> None:
         stdout = self.proc.stdout
         assert stdout is not None
-        for line in stdout:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                self.messages.put(json.loads(line))
-            except ValueError:
-                # The protocol forbids anything else on stdout; keep it for the error message.
-                self.stderr.append("stdout: " + line.decode("utf-8", "replace"))
-        self.messages.put(_EOF)
+        try:
+            for line in stdout:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    self.messages.put(json.loads(line))
+                except ValueError:
+                    # The protocol forbids anything else on stdout; keep it for the error message.
+                    self.stderr.append("stdout: " + line.decode("utf-8", "replace"))
+        except (OSError, ValueError):
+            pass  # the pipe was closed under the reader: the child is being ended
+        finally:
+            self.messages.put(_EOF)
 
     def _read_stderr(self) -> None:
         stderr = self.proc.stderr
         assert stderr is not None
-        for line in stderr:
-            self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+        try:
+            for line in stderr:
+                self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+        except (OSError, ValueError):
+            pass  # closed under the reader, as above
 
     def send(self, message: Dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
@@ -123,12 +129,16 @@ class _Child:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for stream in (self.proc.stdout, self.proc.stderr):
-            try:
-                if stream:
+        # The readers end at the pipes' end of file. A pipe is closed only once its reader has
+        # ended: closing it under a read frees the descriptor number for the next child's pipe,
+        # and the old reader would then steal that child's answers.
+        for reader, stream in ((self._out, self.proc.stdout), (self._err, self.proc.stderr)):
+            reader.join(timeout=grace)
+            if stream is not None and not reader.is_alive():
+                try:
                     stream.close()
-            except OSError:
-                pass
+                except OSError:
+                    pass
 
 
 class Memory(Tools):
