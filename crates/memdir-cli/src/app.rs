@@ -208,11 +208,26 @@ impl Env {
         }
     }
 
-    /// `mem` with the search cache of a store that is not a folder.
+    /// `mem` with what it keeps outside itself: the search cache of a store that is not a
+    /// folder, and a folder's gate key (`$XDG_STATE_HOME/memdir/gates/<id>/`, else
+    /// `~/.local/state/memdir/gates/<id>/`, `<id>` from the folder's path), so a writer of the
+    /// folder alone cannot forge its gate ledger.
     pub fn with_cache(&self, mem: Memory) -> Memory {
-        match &self.search_cache {
+        let mem = match &self.search_cache {
             Some(dir) => mem.with_search_cache(dir),
             None => mem,
+        };
+        let state = self
+            .state_home
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".local/state")));
+        match (&self.location, state) {
+            (Location::Folder(root), Some(state)) => {
+                let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+                let id = memdir_core::gates::sha256_hex(root.as_os_str().as_encoded_bytes());
+                mem.with_gate_keys(state.join("memdir/gates").join(&id[..16]))
+            }
+            _ => mem,
         }
     }
 

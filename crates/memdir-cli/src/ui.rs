@@ -81,9 +81,18 @@ impl From<io::Error> for CliError {
 /// The result of a command.
 pub type CliResult = Result<(), CliError>;
 
-/// Writes bytes to stdout.
+/// Writes bytes to stdout. On a terminal, control characters are shown escaped (`\x1b`)
+/// rather than run: what is printed came from agents and the outside world, and an escape
+/// sequence in it could clear the screen, set the title or write the clipboard.
 pub fn out_bytes(b: &[u8]) -> CliResult {
+    use std::io::IsTerminal as _;
     let mut o = io::stdout().lock();
+    if o.is_terminal() {
+        let text = String::from_utf8_lossy(b);
+        o.write_all(memdir_core::text::escape_for_terminal(&text).as_bytes())?;
+        o.flush()?;
+        return Ok(());
+    }
     o.write_all(b)?;
     o.flush()?;
     Ok(())

@@ -111,6 +111,7 @@ fn on_terminal(f: &Fixture, env: &[(&str, &str)], args: &[&str]) -> Output {
         .env("MEMDIR_ROOT", f.root())
         .env("MEMDIR_NOW", NOW)
         .env("TZ", "UTC")
+        .env("HOME", f.dir.path())
         .args(args)
         .stdin(Stdio::from(slave))
         .stdout(Stdio::piped())
@@ -567,6 +568,7 @@ fn two_concurrent_checks_of_one_token_exactly_one_wins() {
                         .env("MEMDIR_ROOT", &root)
                         .env("MEMDIR_NOW", NOW)
                         .env("TZ", "UTC")
+                        .env("HOME", root.parent().unwrap())
                         .args([
                             "gate", "check", &token, "--kind", "payment", "--target", "landlord",
                             "--amount", "10",
@@ -607,6 +609,109 @@ fn tampered(edit: impl Fn(&mut Vec<String>)) -> (Fixture, String) {
     );
     let a = f.cmd().args(["gate", "verify"]).assert().code(2);
     (f, stderr(&a))
+}
+
+/// Issue 37, item 2: deleting `.memdir/gates-head` turned the end check off, so cutting the
+/// last entries (or the whole ledger) with the head passed `gate verify`; and an unkeyed chain
+/// could be rewritten whole. Now a ledger without its head is not intact, the head is sealed
+/// with a key kept outside the folder (the user's state folder), and the head memdir last wrote
+/// is remembered there too.
+#[test]
+fn verify_finds_a_deleted_or_forged_head_and_a_chain_rewritten_without_the_key() {
+    use memdir_core::gates::{GENESIS, LedgerEntry};
+    let path = "gates/ledger/2026-11-30.jsonl";
+    let head = ".memdir/gates-head";
+    let fresh = || {
+        let f = fixture(POLICY);
+        for t in ["landlord", "acme-a", "acme-b"] {
+            request(&f, &[], "payment", t, Some("10"));
+        }
+        f.cmd().args(["gate", "verify"]).assert().success();
+        f
+    };
+    let verify = |f: &Fixture| stderr(&f.cmd().args(["gate", "verify"]).assert().code(2));
+    let lines = |f: &Fixture| -> Vec<String> { f.get(path).lines().map(str::to_string).collect() };
+    let write = |f: &Fixture, ls: &[String]| {
+        f.put(
+            path,
+            &ls.iter().map(|l| format!("{l}\n")).collect::<String>(),
+        );
+    };
+
+    // The head deleted.
+    let f = fresh();
+    std::fs::remove_file(f.root().join(head)).unwrap();
+    let e = verify(&f);
+    assert!(
+        e.contains("its head (.memdir/gates-head) is missing"),
+        "{e}"
+    );
+
+    // The last entry cut and the head deleted with it.
+    let f = fresh();
+    let mut ls = lines(&f);
+    ls.pop();
+    write(&f, &ls);
+    std::fs::remove_file(f.root().join(head)).unwrap();
+    let e = verify(&f);
+    assert!(e.contains("entries were removed"), "{e}");
+
+    // The whole ledger and its head deleted.
+    let f = fresh();
+    std::fs::remove_dir_all(f.root().join("gates/ledger")).unwrap();
+    std::fs::remove_file(f.root().join(head)).unwrap();
+    let e = verify(&f);
+    assert!(e.contains("ends at entry 0 but memdir wrote 3"), "{e}");
+    // ... and the caps do not reset: every action is denied until it is restored.
+    let (v, _) = request(&f, &[], "payment", "landlord", Some("1"));
+    assert!(
+        v["rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("ledger: the ledger is not intact"),
+        "{v}"
+    );
+
+    // The last entry cut and the head rewritten to match it (a hash anyone can compute).
+    let f = fresh();
+    let mut ls = lines(&f);
+    ls.pop();
+    write(&f, &ls);
+    let second = LedgerEntry::open(&ls[1]).unwrap();
+    f.put(head, &format!("2 {}\n", second.hash));
+    let e = verify(&f);
+    assert!(e.contains("the head's seal does not match"), "{e}");
+
+    // The chain rewritten consistently (an amount lowered, every hash recomputed, the head
+    // rewritten to its end) by a writer of the folder without the key, who also removed what
+    // is remembered outside it: the seal gives it away.
+    let f = fresh();
+    let mut prev = GENESIS.to_string();
+    let mut forged = Vec::new();
+    for l in lines(&f) {
+        let mut e = LedgerEntry::open(&l).unwrap();
+        if e.amount.is_some() {
+            e.amount = Some("1".into());
+        }
+        e.prev = prev;
+        forged.push(e.seal().trim_end().to_string());
+        prev = e.hash.clone();
+    }
+    write(&f, &forged);
+    let sealed = f.get(head);
+    let fake_seal = "0".repeat(64);
+    f.put(head, &format!("3 {prev} {fake_seal}\n"));
+    let state = f.dir.path().join(".local/state/memdir/gates");
+    for d in std::fs::read_dir(&state).unwrap() {
+        std::fs::remove_file(d.unwrap().path().join("head")).unwrap();
+    }
+    let e = verify(&f);
+    assert!(e.contains("the head's seal does not match"), "{e}");
+    // Without the seal at all, likewise.
+    f.put(head, &format!("3 {prev}\n"));
+    let e = verify(&f);
+    assert!(e.contains("the head's seal does not match"), "{e}");
+    assert_ne!(sealed, f.get(head));
 }
 
 #[test]

@@ -30,6 +30,16 @@ struct Serve {
 impl Serve {
     /// `memdir serve --listen 127.0.0.1:0 ARGS`, under `ulimit -n NOFILE` when given.
     fn start(f: &Fixture, args: &[&str], nofile: Option<u32>) -> Serve {
+        Serve::start_on(f, ("MEMDIR_ROOT", &f.root()), args, nofile)
+    }
+
+    /// `memdir serve` on the store that `root` (a variable and its value) names.
+    fn start_on(
+        f: &Fixture,
+        root: (&str, &std::path::Path),
+        args: &[&str],
+        nofile: Option<u32>,
+    ) -> Serve {
         let limit = nofile.map_or(String::new(), |n| format!("ulimit -n {n} && "));
         let mut child = Command::new("sh")
             .arg("-c")
@@ -40,7 +50,7 @@ impl Serve {
             .args(args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("MEMDIR_ROOT", f.root())
+            .env(root.0, root.1)
             .env("MEMDIR_NOW", common::NOW)
             .env("TZ", "UTC")
             .env("HOME", f.dir.path())
@@ -57,8 +67,8 @@ impl Serve {
                 err.read_line(&mut line).unwrap() > 0,
                 "memdir serve exited before it listened"
             );
-            if let Some(rest) = line.split("serving MCP on http://").nth(1) {
-                break rest.split('/').next().unwrap().parse().unwrap();
+            if let Some(rest) = line.split(" on http://").nth(1) {
+                break rest.split(['/', ' ']).next().unwrap().parse().unwrap();
             }
         };
         // Keep stderr drained so logging never blocks the server.
@@ -75,6 +85,16 @@ impl Serve {
     /// POSTs one JSON-RPC message and returns the status, the session id and the JSON-RPC
     /// messages of the answer.
     fn post(&self, session: Option<&str>, msg: &Value) -> (u16, Option<String>, Vec<Value>) {
+        self.post_as(None, session, msg)
+    }
+
+    /// [`Serve::post`] with a bearer token.
+    fn post_as(
+        &self,
+        token: Option<&str>,
+        session: Option<&str>,
+        msg: &Value,
+    ) -> (u16, Option<String>, Vec<Value>) {
         let mut s = self.connect();
         let body = msg.to_string();
         let mut req = format!(
@@ -84,6 +104,9 @@ impl Serve {
         );
         if let Some(id) = session {
             req.push_str(&format!("mcp-session-id: {id}\r\n"));
+        }
+        if let Some(token) = token {
+            req.push_str(&format!("authorization: Bearer {token}\r\n"));
         }
         req.push_str("\r\n");
         req.push_str(&body);
@@ -526,4 +549,222 @@ fn warm_search_does_not_hold_a_file_past_its_cap() {
     let peak = status_field(&status, "VmHWM:");
     eprintln!("memdir mcp peak resident memory: {peak} KiB");
     assert!(peak < 300 * 1024, "memdir mcp held {peak} KiB at its peak");
+}
+
+/// What one client of [`clients_at_the_session_cap`] saw of its write.
+#[derive(Debug, PartialEq)]
+enum Seen {
+    /// The tool call was answered.
+    Answered,
+    /// A status the client can act on (`404`: start again; `503`: retry later), at any step.
+    Refused(u16),
+    /// `200` with no JSON-RPC answer: the bug of issue 37, item 1.
+    Lost,
+}
+
+/// `n` clients at once, each opening a session and logging one line through `post`, three
+/// times over (so sessions are made while others' tool calls run); then checks that every
+/// client got an answer, a 404 or a 503 each time, and that every line that reached the log
+/// was acknowledged. Returns what the clients saw.
+fn clients_at_the_session_cap(
+    n: usize,
+    post: impl Fn(Option<&str>, &Value) -> (u16, Option<String>, Vec<Value>) + Sync,
+    log: impl Fn() -> String,
+) -> Vec<Seen> {
+    const ROUNDS: usize = 3;
+    let start = std::sync::Barrier::new(n);
+    let one = |line: &str| {
+        let (status, id, _) = post(None, &initialize(1));
+        if status != 200 {
+            return Seen::Refused(status);
+        }
+        let id = id.unwrap();
+        let (status, _, _) = post(
+            Some(&id),
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        if status != 202 {
+            return Seen::Refused(status);
+        }
+        let (status, _, answer) = post(
+            Some(&id),
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "memory_log", "arguments": {"text": line}}}),
+        );
+        match status {
+            200 if answer
+                .iter()
+                .any(|m| m["id"] == 2 && m.get("result").is_some()) =>
+            {
+                Seen::Answered
+            }
+            200 => Seen::Lost,
+            other => Seen::Refused(other),
+        }
+    };
+    let line = |i: usize| format!("client-{}-round-{}-wrote", i / ROUNDS, i % ROUNDS);
+    let seen: Vec<Seen> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|c| {
+                let (start, one, line) = (&start, &one, &line);
+                s.spawn(move || {
+                    start.wait();
+                    (0..ROUNDS)
+                        .map(|r| one(&line(c * ROUNDS + r)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let log = log();
+    let landed: Vec<usize> = (0..seen.len())
+        .filter(|i| log.contains(&line(*i)))
+        .collect();
+    let unacknowledged: Vec<&usize> = landed
+        .iter()
+        .filter(|i| seen[**i] != Seen::Answered)
+        .collect();
+    let count = |f: &dyn Fn(&Seen) -> bool| seen.iter().filter(|s| f(s)).count();
+    eprintln!(
+        "{n} clients, {} writes: {} answered, {} got 404, {} got 503, {} lost; {} lines landed",
+        seen.len(),
+        count(&|s| *s == Seen::Answered),
+        count(&|s| *s == Seen::Refused(404)),
+        count(&|s| *s == Seen::Refused(503)),
+        count(&|s| *s == Seen::Lost),
+        landed.len()
+    );
+    assert!(
+        unacknowledged.is_empty(),
+        "{} writes landed without an answer",
+        unacknowledged.len()
+    );
+    for (i, s) in seen.iter().enumerate() {
+        assert!(
+            matches!(s, Seen::Answered | Seen::Refused(404 | 503)),
+            "write {i} saw {s:?}"
+        );
+    }
+    seen
+}
+
+/// Issue 37, item 1: with more clients than `--max-sessions`, a session ended at the cap while
+/// its tool call ran answered `200` with an empty stream, though the line was written (100
+/// clients: 25 writes unacknowledged). Now a busy session is never ended: a new one ends an
+/// idle session, or is answered 503 with `Retry-After` when every session is busy.
+#[test]
+fn no_answer_is_lost_at_the_session_cap() {
+    let f = Fixture::new();
+    let server = Serve::start(&f, &["--max-sessions", "64"], None);
+    let seen = clients_at_the_session_cap(
+        100,
+        |id, msg| server.post(id, msg),
+        || {
+            std::fs::read_to_string(f.root().join(format!("log/{}.md", &common::NOW[..10])))
+                .unwrap_or_default()
+        },
+    );
+    assert!(seen.contains(&Seen::Answered));
+}
+
+/// Issue 37, item 1: when every session is busy, a new one is turned away with 503 and
+/// `Retry-After` rather than ending a session whose request is in flight; that request is
+/// still answered.
+#[test]
+fn a_new_session_is_refused_while_every_session_is_busy() {
+    let f = Fixture::new();
+    let server = Serve::start(&f, &["--max-sessions", "1"], None);
+    let id = server.session();
+    // A request on the only session whose body is still arriving keeps it busy.
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).to_string();
+    let (first, rest) = body.split_at(10);
+    let mut busy = server.connect();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: {PROTOCOL}\r\nmcp-session-id: {id}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{first}",
+        server.addr,
+        body.len()
+    );
+    busy.write_all(head.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut s = server.connect();
+    let init = initialize(9).to_string();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: {PROTOCOL}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{init}",
+        server.addr,
+        init.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let (status, headers, _) = parse_response(&raw);
+    assert_eq!(status, 503, "{}", String::from_utf8_lossy(&raw));
+    assert!(header(&headers, "retry-after").is_some(), "{headers:?}");
+    // The busy request finishes and is answered.
+    busy.write_all(rest.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    busy.read_to_end(&mut raw).unwrap();
+    let (status, _, answer) = parse_response(&raw);
+    assert_eq!(status, 200);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.contains("\"id\":3") && answer.contains("tools"),
+        "{answer}"
+    );
+    // Once it is idle, a new session ends it, and its client is told 404.
+    server.session();
+    let (status, _, _) = server.post(
+        Some(&id),
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
+    );
+    assert_eq!(status, 404);
+}
+
+/// Issue 37, item 1, on the multi-tenant service: 20 clients of one tenant against its 8
+/// sessions.
+#[test]
+fn no_answer_is_lost_at_a_tenants_session_cap() {
+    let f = Fixture::empty();
+    let root = f.dir.path().join("service");
+    let out = Command::new(common::bin())
+        .args(["tenant", "add", "alice"])
+        .env_clear()
+        .env("MEMDIR_STORE", &root)
+        .env("MEMDIR_NOW", common::NOW)
+        .env("TZ", "UTC")
+        .env("HOME", f.dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let config = f.dir.path().join("service.toml");
+    std::fs::write(
+        &config,
+        "[limits]\nmax_sessions_per_tenant = 8\nrate_per_sec = 10000\nrate_burst = 10000\n",
+    )
+    .unwrap();
+    let server = Serve::start_on(
+        &f,
+        ("MEMDIR_STORE", &root),
+        &["--config", config.to_str().unwrap()],
+        None,
+    );
+    let seen = clients_at_the_session_cap(
+        20,
+        |id, msg| server.post_as(Some(&token), id, msg),
+        || {
+            std::fs::read_to_string(
+                root.join(format!("tenants/alice/log/{}.md", &common::NOW[..10])),
+            )
+            .unwrap_or_default()
+        },
+    );
+    assert!(seen.contains(&Seen::Answered));
 }

@@ -314,7 +314,7 @@ pub fn turn_entry(turn: &Turn, tz: &TimeZone) -> (Date, String) {
     let mut text = String::with_capacity(turn.text.len().min(MAX_TURN_CHARS + 64));
     let mut chars = 0usize;
     let mut cut = 0usize;
-    for word in turn.text.split_whitespace() {
+    for word in crate::text::scrub(&turn.text).split_whitespace() {
         if chars >= MAX_TURN_CHARS {
             cut += word.chars().count() + 1;
             continue;
@@ -330,13 +330,15 @@ pub fn turn_entry(turn: &Turn, tz: &TimeZone) -> (Date, String) {
         text.push_str(&format!(" … ({cut} more characters in the export)"));
     }
     let mark = if turn.external { "[external] " } else { "" };
+    // The speaker comes from the export (ChatGPT's `author.role`): folded like the text, so a
+    // line break in it cannot start a forged entry.
+    let speaker = match crate::text::one_line(&turn.speaker) {
+        s if s.is_empty() => "unknown".to_string(),
+        s => s,
+    };
     (
         local.date(),
-        format!(
-            "- {} {mark}{}: {text}\n",
-            local.strftime("%H:%M"),
-            turn.speaker
-        ),
+        format!("- {} {mark}{speaker}: {text}\n", local.strftime("%H:%M")),
     )
 }
 
@@ -381,7 +383,7 @@ pub fn conversation_note(
 ) -> String {
     let title = match c.title.trim() {
         "" => "(untitled)".to_string(),
-        t => t.split_whitespace().collect::<Vec<_>>().join(" "),
+        t => crate::text::one_line(t),
     };
     let when = if first == last {
         first.to_string()
@@ -395,7 +397,10 @@ pub fn conversation_note(
             "{title} ({source} conversation, {when}, {} turns)",
             c.turns.len()
         )),
-        yaml_text(&format!("{source} conversation {}", c.id)),
+        yaml_text(&format!(
+            "{source} conversation {}",
+            crate::text::one_line(&c.id)
+        )),
         c.turns.len(),
     )
 }

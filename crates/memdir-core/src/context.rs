@@ -91,15 +91,17 @@ pub fn tokens(text: &str) -> usize {
     estimate_tokens(text.len())
 }
 
-/// Renders one section as Markdown: a `## title` heading, then the block.
+/// Renders one section as Markdown: a `## title` heading, then the block, its control
+/// characters folded ([`crate::text::scrub`]: files written before the rule, or by hand, may
+/// still hold some).
 pub fn render_section(s: &Section) -> String {
     let mut out = String::new();
     if !s.title.is_empty() {
         out.push_str("## ");
-        out.push_str(&s.title);
+        out.push_str(&crate::text::one_line(&s.title));
         out.push_str("\n\n");
     }
-    out.push_str(s.content.trim_end());
+    out.push_str(crate::text::scrub(&s.content).trim_end());
     out.push('\n');
     out
 }
@@ -199,8 +201,8 @@ fn entity(s: &str) -> Option<(char, usize)> {
     Some((c, 1 + len + semi))
 }
 
-/// Makes text from outside safe to show inside an untrusted block: invisible characters are
-/// dropped, fullwidth letters folded to ASCII, and every angle bracket (also lookalikes and HTML
+/// Makes text from outside safe to show inside an untrusted block: invisible characters and
+/// control characters (tab and newline excepted, see [`crate::text::is_unsafe`]) are dropped, fullwidth letters folded to ASCII, and every angle bracket (also lookalikes and HTML
 /// references such as `&lt;`) shown as `‹` or `›`. Nothing in the result can open or close a tag,
 /// so no spelling of `</untrusted>` (any case, spaces, entities, zero-width or fullwidth
 /// characters) ends the block early. Files keep their bytes; only what the agent is shown
@@ -208,7 +210,7 @@ fn entity(s: &str) -> Option<(char, usize)> {
 pub fn defuse(text: &str) -> String {
     let mut folded = String::with_capacity(text.len());
     for c in text.chars() {
-        if is_invisible(c) {
+        if is_invisible(c) || crate::text::is_unsafe(c) {
             continue;
         }
         let c = match c {

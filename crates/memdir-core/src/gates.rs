@@ -552,21 +552,110 @@ pub fn read_chain(files: &[(String, String)]) -> Result<Vec<LedgerEntry>, ChainB
     Ok(out)
 }
 
-/// Checks the chain's end against the head memdir recorded after its last append
-/// (`seq` and hash), so entries cut off the end are found too.
-pub fn check_head(entries: &[LedgerEntry], head: Option<(u64, &str)>) -> Result<(), String> {
-    let Some((seq, hash)) = head else {
-        return Ok(());
+/// The ledger's head as memdir records it after each append: the last entry's number and
+/// hash, and their seal when the memory has a key (see [`seal`]). On disk, one line:
+/// `SEQ HASH` or `SEQ HASH SEAL`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The last entry's number.
+    pub seq: u64,
+    /// The last entry's hash.
+    pub hash: String,
+    /// HMAC-SHA256 of `SEQ HASH` under the memory's key, as hex.
+    pub seal: Option<String>,
+}
+
+impl Head {
+    /// Reads a head line; `None` when it is not one.
+    pub fn parse(text: &str) -> Option<Head> {
+        let mut words = text.split_whitespace();
+        let seq = words.next()?.parse().ok()?;
+        let hash = words.next()?.to_string();
+        let seal = words.next().map(str::to_string);
+        words.next().is_none().then_some(Head { seq, hash, seal })
+    }
+
+    /// The head line, newline-terminated.
+    pub fn render(&self) -> String {
+        match &self.seal {
+            Some(s) => format!("{} {} {s}\n", self.seq, self.hash),
+            None => format!("{} {}\n", self.seq, self.hash),
+        }
+    }
+}
+
+/// The seal of a head: HMAC-SHA256 of `SEQ HASH` under `key`, as hex. Each entry's hash covers
+/// the one before it, so sealing the last hash seals the whole chain: without the key, a chain
+/// rewritten whole (every hash recomputed) cannot be given a valid seal.
+pub fn seal(key: &[u8], seq: u64, hash: &str) -> String {
+    use hmac::{KeyInit, Mac};
+    // HMAC takes a key of any length, so this never fails.
+    let Ok(mut mac) = hmac::Hmac::<Sha256>::new_from_slice(key) else {
+        return String::new();
     };
-    match entries.get((seq as usize).wrapping_sub(1)) {
-        Some(e) if e.seq == seq && e.hash == hash => Ok(()),
+    mac.update(format!("{seq} {hash}").as_bytes());
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What the ledger's end is checked against: the head in the memory folder, and, from outside
+/// it (the user's state folder), the memory's key and the last head memdir wrote there.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeadCheck<'a> {
+    /// The head recorded beside the ledger (`.memdir/gates-head`).
+    pub head: Option<&'a Head>,
+    /// The memory's key, when it has one: the head must carry its seal.
+    pub key: Option<&'a [u8]>,
+    /// The head memdir last recorded outside the folder: the ledger must still hold that entry.
+    pub remembered: Option<&'a Head>,
+}
+
+/// Checks the chain's end: against the head memdir recorded after its last append (so entries
+/// cut off the end are found), its seal under the key, and the head remembered outside the
+/// folder (so deleting the ledger and its head together is found too). A ledger with entries
+/// but no head is not intact: the head was deleted.
+pub fn check_head(entries: &[LedgerEntry], check: HeadCheck<'_>) -> Result<(), String> {
+    let at = |seq: u64| entries.get((seq as usize).wrapping_sub(1));
+    let holds = |h: &Head, whose: &str| match at(h.seq) {
+        Some(e) if e.seq == h.seq && e.hash == h.hash => Ok(()),
         Some(_) => Err(format!(
-            "entry {seq} is not the one memdir wrote: the ledger was rewritten"
+            "entry {} is not the one memdir wrote{whose}: the ledger was rewritten",
+            h.seq
         )),
         None => Err(format!(
-            "the ledger ends at entry {} but memdir wrote {seq}: entries were removed from the end",
-            entries.len()
+            "the ledger ends at entry {} but memdir wrote {}{whose}: entries were removed from the end",
+            entries.len(),
+            h.seq
         )),
+    };
+    let remembered = " (as remembered outside the memory folder)";
+    let Some(head) = check.head else {
+        if let Some(r) = check.remembered {
+            holds(r, remembered)?;
+        }
+        if entries.is_empty() {
+            return Ok(());
+        }
+        return Err(format!(
+            "the ledger has {} entries but its head (.memdir/gates-head) is missing: it was deleted",
+            entries.len()
+        ));
+    };
+    holds(head, "")?;
+    if let Some(key) = check.key
+        && head.seal.as_deref() != Some(seal(key, head.seq, &head.hash).as_str())
+    {
+        return Err(
+            "the head's seal does not match this memory's key: the ledger or its head was rewritten"
+                .to_string(),
+        );
+    }
+    match check.remembered {
+        Some(r) => holds(r, remembered),
+        None => Ok(()),
     }
 }
 
@@ -911,7 +1000,49 @@ mod tests {
         let file = |ls: &[String]| vec![("gates/ledger/2026-12-01.jsonl".to_string(), ls.concat())];
         let entries = read_chain(&file(&lines)).unwrap();
         assert_eq!(entries.len(), 4);
-        assert!(check_head(&entries, Some((4, &prev))).is_ok());
+        let head = |seq: u64, hash: &str, seal: Option<String>| Head {
+            seq,
+            hash: hash.to_string(),
+            seal,
+        };
+        fn at(h: &Head) -> HeadCheck<'_> {
+            HeadCheck {
+                head: Some(h),
+                ..HeadCheck::default()
+            }
+        }
+        assert!(check_head(&entries, at(&head(4, &prev, None))).is_ok());
+        // No head beside entries: deleted.
+        assert!(
+            check_head(&entries, HeadCheck::default())
+                .unwrap_err()
+                .contains("missing")
+        );
+        assert!(check_head(&[], HeadCheck::default()).is_ok());
+        // Keyed: the seal must match; a head rewritten without the key does not.
+        let key = [9u8; 32];
+        let sealed = head(4, &prev, Some(seal(&key, 4, &prev)));
+        let unsealed = head(4, &prev, None);
+        let forged = head(
+            3,
+            &entries[2].hash,
+            Some(seal(&[1u8; 32], 3, &entries[2].hash)),
+        );
+        let keyed = |h| HeadCheck {
+            head: Some(h),
+            key: Some(&key),
+            remembered: None,
+        };
+        assert!(check_head(&entries, keyed(&sealed)).is_ok());
+        assert!(check_head(&entries, keyed(&unsealed)).is_err());
+        assert!(check_head(&entries[..3], keyed(&forged)).is_err());
+        // Remembered outside: the ledger and its head deleted together.
+        let remembered = HeadCheck {
+            remembered: Some(&sealed),
+            ..HeadCheck::default()
+        };
+        assert!(check_head(&[], remembered).unwrap_err().contains("removed"));
+        assert_eq!(Head::parse(&sealed.render()), Some(sealed.clone()));
         let edited: Vec<String> = lines
             .iter()
             .map(|l| l.replacen("\"10\"", "\"1\"", 1))
@@ -927,7 +1058,7 @@ mod tests {
         assert_eq!(read_chain(&file(&swapped)).unwrap_err().line, 2);
         let cut = read_chain(&file(&lines[..3])).unwrap();
         assert!(
-            check_head(&cut, Some((4, &prev)))
+            check_head(&cut, at(&head(4, &prev, None)))
                 .unwrap_err()
                 .contains("removed from the end")
         );

@@ -32,4 +32,5 @@ pub mod path;
 pub mod query;
 pub mod scratch;
 pub mod state;
+pub mod text;
 pub mod tokenize;

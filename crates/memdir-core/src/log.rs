@@ -85,6 +85,9 @@ pub fn format_entry(time: Time, text: &str) -> Result<String, String> {
 /// A Markdown list item `- <stamp> text`, later lines indented by two spaces so one item stays
 /// one entry; `empty` is the error for blank text. Logs and `state.md` share this shape.
 pub(crate) fn list_item(stamp: &str, text: &str, empty: &str) -> Result<String, String> {
+    // Control characters are folded first, so a lone CR or U+2028 is a later line of this
+    // entry, indented, and can never pass for an entry of its own.
+    let text = crate::text::scrub(text);
     let text = text.trim_end();
     if text.trim().is_empty() {
         return Err(empty.to_string());
@@ -94,7 +97,7 @@ pub(crate) fn list_item(stamp: &str, text: &str, empty: &str) -> Result<String, 
         if i > 0 {
             out.push_str("\n  ");
         }
-        out.push_str(line.trim_end_matches('\r'));
+        out.push_str(line);
     }
     out.push('\n');
     Ok(out)

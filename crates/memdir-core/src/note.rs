@@ -478,7 +478,7 @@ pub fn yaml_scalar(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
                 out.push_str(&format!("\\u{:04x}", c as u32));
             }
             c => out.push(c),
@@ -512,7 +512,9 @@ impl NewNote<'_> {
     /// then the body.
     pub fn render(&self) -> Result<String, String> {
         validate_note_name(self.name)?;
-        let description = self.description.trim();
+        // Folded first, so a lone CR or U+2028 counts as the line break it is to some readers.
+        let description = crate::text::scrub(self.description);
+        let description = description.trim();
         if description.is_empty() || description.contains('\n') {
             return Err(
                 "the description must be one non-empty line: say what the note holds".to_string(),
@@ -546,8 +548,9 @@ impl NewNote<'_> {
             out.push_str(&format!("expires: {e}\n"));
         }
         out.push_str("---\n");
-        out.push_str(self.body);
-        if !self.body.is_empty() && !self.body.ends_with('\n') {
+        let body = crate::text::scrub(self.body);
+        out.push_str(&body);
+        if !body.is_empty() && !body.ends_with('\n') {
             out.push('\n');
         }
         Ok(out)

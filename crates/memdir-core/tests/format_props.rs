@@ -47,3 +47,77 @@ proptest! {
         }
     }
 }
+
+/// Any string, control characters and line separators made common.
+fn hostile() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            3 => any::<char>(),
+            1 => prop::sample::select(vec![
+                '\0', '\x07', '\x1b', '\r', '\n', '\t', '\x7f', '\u{85}', '\u{9b}', '\u{2028}',
+                '\u{2029}', ' ', '-', ':', '<', '>',
+            ]),
+        ],
+        0..60,
+    )
+    .prop_map(|v| v.into_iter().collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Issue 37, item 4: whatever text reaches a write path (a log entry, a state entry, an
+    /// imported turn and its speaker, an imported conversation's note, a new note's fields and
+    /// body, a frontmatter value), no stored line holds a control character (tab excepted) or a
+    /// line separator, an imported turn is exactly one line, and the context shows none either.
+    #[test]
+    fn no_write_path_stores_a_control_character(a in hostile(), b in hostile()) {
+        use memdir_core::text::is_unsafe;
+        let clean = |s: &str| !s.chars().any(is_unsafe);
+        if let Ok(e) = format_entry(Time::constant(9, 15, 0, 0), &a) {
+            prop_assert!(clean(&e), "{:?}", e);
+        }
+        let day = jiff::civil::date(2026, 11, 30);
+        if let Ok(e) = memdir_core::state::format_entry(day, &a) {
+            prop_assert!(clean(&e), "{:?}", e);
+        }
+        let turn = memdir_core::chat::Turn {
+            at: jiff::Timestamp::UNIX_EPOCH,
+            speaker: a.clone(),
+            text: b.clone(),
+            external: false,
+        };
+        let (_, e) = memdir_core::chat::turn_entry(&turn, &jiff::tz::TimeZone::UTC);
+        prop_assert!(clean(&e), "{:?}", e);
+        prop_assert_eq!(e.lines().count(), 1, "{:?}", e);
+        let c = memdir_core::chat::Conversation {
+            id: b.clone(),
+            title: a.clone(),
+            created: None,
+            turns: vec![turn],
+        };
+        let note = memdir_core::chat::conversation_note("n", "ChatGPT", &c, day, day, &[]);
+        prop_assert!(clean(&note), "{:?}", note);
+        let new = memdir_core::note::NewNote {
+            name: "n",
+            description: &a,
+            kind: None,
+            tags: &[],
+            created: day,
+            expires: None,
+            body: &b,
+        };
+        if let Ok(t) = new.render() {
+            prop_assert!(clean(&t), "{:?}", t);
+        }
+        let v = memdir_core::note::yaml_scalar(&a);
+        prop_assert!(clean(&v), "{:?}", v);
+        let shown = memdir_core::context::render(&[memdir_core::context::Section::new(
+            "core",
+            a.clone(),
+            None,
+            format!("{b}\n{}", memdir_core::context::fence_untrusted(&a)),
+        )]);
+        prop_assert!(clean(&shown), "{:?}", shown);
+    }
+}

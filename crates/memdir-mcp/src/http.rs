@@ -63,8 +63,9 @@ pub struct Limits {
     /// Open connections at most. At the cap, a new connection closes the oldest idle one (no
     /// request in flight); when none is idle it is answered `503`.
     pub max_connections: usize,
-    /// MCP sessions at most; at the cap, a new session ends the least recently used one (its
-    /// client gets `404` and starts a new session, as MCP clients do).
+    /// MCP sessions at most; at the cap, a new session ends the least recently used one with no
+    /// request in flight (its client gets `404` and starts a new session, as MCP clients do),
+    /// or is answered `503` with `Retry-After` when every session is busy.
     pub max_sessions: usize,
     /// A session with no message for this long is ended.
     pub session_idle: Duration,
@@ -272,12 +273,11 @@ pub(crate) fn rmcp_config(
 fn router(tools: Tools, config: &HttpConfig, addr: SocketAddr) -> Served {
     let stop_streams = CancellationToken::new();
     let rmcp_config = rmcp_config(addr, config.allowed_origins.clone(), &stop_streams);
-    let server = MemdirServer::new(tools);
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(Sessions::new(config.limits)),
-        rmcp_config,
-    );
+    let mcp = Mcp::new(MemdirServer::new(tools), config.limits, rmcp_config);
+    let service = tower::service_fn(move |req: Request| {
+        let mcp = mcp.clone();
+        async move { Ok::<_, Infallible>(mcp.handle(req).await) }
+    });
     let mut router =
         axum::Router::new()
             .nest_service(MCP_PATH, service)
@@ -511,12 +511,65 @@ async fn run(
 }
 
 /// rmcp's in-memory sessions, capped: a new session past [`Limits::max_sessions`] ends the
-/// least recently used one. Sessions idle for [`Limits::session_idle`] end by themselves
-/// (rmcp's keep-alive), and rmcp then closes them here.
+/// least recently used session with no request in flight; when every session is busy, the new
+/// one is refused (the client gets `503` with `Retry-After`, see [`Mcp`]). A session is never
+/// ended under a request, so a tool call that ran is always answered. Sessions idle for
+/// [`Limits::session_idle`] end by themselves (rmcp's keep-alive), and rmcp then closes them
+/// here.
+///
+/// This table, not rmcp's, says which sessions exist: a session leaves it before rmcp is told
+/// to close it, and [`Mcp`] answers `404` for a session not in it, so no request can reach a
+/// session that is being closed.
 pub(crate) struct Sessions {
     inner: LocalSessionManager,
-    used: Mutex<HashMap<SessionId, Instant>>,
+    table: Mutex<Table>,
     max: usize,
+}
+
+/// The sessions open, and those being made.
+#[derive(Default)]
+struct Table {
+    open: HashMap<SessionId, Use>,
+    /// Sessions counted against the cap while rmcp makes them.
+    making: usize,
+}
+
+/// What the table knows of one session.
+struct Use {
+    /// When a request for it last arrived.
+    last: Instant,
+    /// Its requests in flight (from their headers to the end of their response), plus one
+    /// while its `initialize` runs.
+    busy: usize,
+}
+
+/// Why a session could not be made.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SessionsError {
+    /// rmcp's own failure.
+    #[error(transparent)]
+    Local(#[from] LocalSessionManagerError),
+    /// Every session has a request in flight.
+    #[error("every session is busy")]
+    Full,
+}
+
+tokio::task_local! {
+    /// Set by [`Sessions::create_session`] when it refuses a session for being full, for the
+    /// [`Mcp`] request around it to answer `503` (rmcp would answer any error with `500`).
+    static REFUSED: std::cell::Cell<bool>;
+}
+
+/// A request in flight on a session: the session is not ended while this lives.
+pub(crate) struct Hold {
+    sessions: Arc<Sessions>,
+    id: SessionId,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.sessions.release(&self.id);
+    }
 }
 
 impl Sessions {
@@ -525,43 +578,96 @@ impl Sessions {
         inner.session_config.keep_alive = Some(limits.session_idle);
         Sessions {
             inner,
-            used: Mutex::new(HashMap::new()),
+            table: Mutex::new(Table::default()),
             max: limits.max_sessions.max(1),
         }
     }
 
-    fn used(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Instant>> {
-        self.used.lock().unwrap_or_else(|p| p.into_inner())
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Marks a request on `id` in flight; `None` if there is no such session.
+    fn hold(self: &Arc<Self>, id: &SessionId) -> Option<Hold> {
+        let mut table = self.table();
+        let u = table.open.get_mut(id)?;
+        u.busy += 1;
+        u.last = Instant::now();
+        Some(Hold {
+            sessions: self.clone(),
+            id: id.clone(),
+        })
+    }
+
+    fn release(&self, id: &SessionId) {
+        if let Some(u) = self.table().open.get_mut(id) {
+            u.busy = u.busy.saturating_sub(1);
+        }
     }
 
     fn touch(&self, id: &SessionId) {
-        if let Some(t) = self.used().get_mut(id) {
-            *t = Instant::now();
+        if let Some(u) = self.table().open.get_mut(id) {
+            u.last = Instant::now();
         }
     }
 }
 
+/// A session being made, counted in [`Table::making`] until dropped.
+struct Making<'a>(&'a Sessions);
+
+impl Drop for Making<'_> {
+    fn drop(&mut self) {
+        let mut table = self.0.table();
+        table.making = table.making.saturating_sub(1);
+    }
+}
+
 impl SessionManager for Sessions {
-    type Error = LocalSessionManagerError;
+    type Error = SessionsError;
     type Transport = WorkerTransport<LocalSessionWorker>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        let oldest = {
-            let used = self.used();
-            (used.len() >= self.max)
-                .then(|| {
-                    used.iter()
-                        .min_by_key(|(_, t)| **t)
-                        .map(|(id, _)| id.clone())
-                })
-                .flatten()
+        let evicted = {
+            let mut table = self.table();
+            let evicted = if table.open.len() + table.making >= self.max {
+                let idle = table
+                    .open
+                    .iter()
+                    .filter(|(_, u)| u.busy == 0)
+                    .min_by_key(|(_, u)| u.last)
+                    .map(|(id, _)| id.clone());
+                let Some(id) = idle else {
+                    tracing::warn!("{} sessions open and all busy: refusing one", self.max);
+                    let _ = REFUSED.try_with(|r| r.set(true));
+                    return Err(SessionsError::Full);
+                };
+                table.open.remove(&id);
+                Some(id)
+            } else {
+                None
+            };
+            // Counted under the same lock, so concurrent sessions cannot overshoot the cap.
+            table.making += 1;
+            evicted
         };
-        if let Some(id) = oldest {
+        // Uncounted however this ends, the request dropped midway included.
+        let making = Making(self);
+        if let Some(id) = evicted {
             tracing::warn!("{} sessions open: ending the least recently used", self.max);
-            self.close_session(&id).await?;
+            self.inner.close_session(&id).await?;
         }
         let (id, transport) = self.inner.create_session().await?;
-        self.used().insert(id.clone(), Instant::now());
+        let mut table = self.table();
+        table.open.insert(
+            id.clone(),
+            Use {
+                last: Instant::now(),
+                busy: 1,
+            },
+        );
+        table.making -= 1;
+        drop(table);
+        std::mem::forget(making);
         Ok((id, transport))
     }
 
@@ -570,17 +676,20 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.touch(id);
-        self.inner.initialize_session(id, message).await
+        let answer = self.inner.initialize_session(id, message).await;
+        // The session was busy from its creation until now.
+        self.release(id);
+        Ok(answer?)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.inner.has_session(id).await
+        let known = self.table().open.contains_key(id);
+        Ok(known && self.inner.has_session(id).await?)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.used().remove(id);
-        self.inner.close_session(id).await
+        self.table().open.remove(id);
+        Ok(self.inner.close_session(id).await?)
     }
 
     async fn create_stream(
@@ -589,7 +698,7 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
-        self.inner.create_stream(id, message).await
+        Ok(self.inner.create_stream(id, message).await?)
     }
 
     async fn accept_message(
@@ -598,7 +707,7 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
         self.touch(id);
-        self.inner.accept_message(id, message).await
+        Ok(self.inner.accept_message(id, message).await?)
     }
 
     async fn create_standalone_stream(
@@ -606,7 +715,7 @@ impl SessionManager for Sessions {
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
-        self.inner.create_standalone_stream(id).await
+        Ok(self.inner.create_standalone_stream(id).await?)
     }
 
     async fn resume(
@@ -615,7 +724,93 @@ impl SessionManager for Sessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
-        self.inner.resume(id, last_event_id).await
+        Ok(self.inner.resume(id, last_event_id).await?)
+    }
+}
+
+/// rmcp's MCP service over a capped [`Sessions`] table: a `POST` on a session holds it busy
+/// until its response has been sent (or dropped), a `POST` on a session not in the table gets
+/// `404`, and a new session refused because every session is busy gets `503` with
+/// `Retry-After`.
+#[derive(Clone)]
+pub(crate) struct Mcp {
+    service: StreamableHttpService<MemdirServer, Sessions>,
+    sessions: Arc<Sessions>,
+}
+
+impl Mcp {
+    pub(crate) fn new(
+        server: MemdirServer,
+        limits: Limits,
+        config: StreamableHttpServerConfig,
+    ) -> Mcp {
+        let sessions = Arc::new(Sessions::new(limits));
+        let service =
+            StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
+        Mcp { service, sessions }
+    }
+
+    pub(crate) async fn handle(self, req: Request) -> Response {
+        let session = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(SessionId::from);
+        let hold = match session {
+            Some(id) if req.method() == Method::POST => match self.sessions.hold(&id) {
+                Some(hold) => Some(hold),
+                None => {
+                    return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+                }
+            },
+            _ => None,
+        };
+        let (response, refused) = REFUSED
+            .scope(std::cell::Cell::new(false), async move {
+                let Ok(r) = self.service.oneshot(req).await;
+                (r, REFUSED.with(std::cell::Cell::get))
+            })
+            .await;
+        if refused {
+            let mut r = (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "every MCP session is busy: retry in a moment\n",
+            )
+                .into_response();
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return r;
+        }
+        response.map(|inner| match hold {
+            Some(hold) => axum::body::Body::new(Held { inner, _hold: hold }),
+            None => axum::body::Body::new(inner),
+        })
+    }
+}
+
+/// A response body that keeps its session busy while it is being sent.
+struct Held<B> {
+    inner: B,
+    _hold: Hold,
+}
+
+impl<B: http_body::Body + Unpin> http_body::Body for Held<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }
 

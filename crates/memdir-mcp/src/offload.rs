@@ -1,7 +1,9 @@
 //! Offloading: a large tool output goes to `offload/YYYY-MM-DD/HHMMSS-<label>.md` and the agent
 //! keeps only a short reference (path, size, first and last lines) in its context. Nothing is
-//! summarised away: the file holds the output byte for byte, so the compression can be undone by
-//! reading it back.
+//! summarised away: the file holds the output as given, so the compression can be undone by
+//! reading it back; only control characters are folded ([`memdir_core::text::scrub`]), and an
+//! output from an external source is labelled in the file (`source: external` in a frontmatter,
+//! as a note is), not only in the commit.
 
 use memdir::{Error, Memory, Precondition, StoreError};
 use memdir_core::path::MemPath;
@@ -81,6 +83,12 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
             content.len()
         )));
     }
+    let content = memdir_core::text::scrub(content);
+    let stored = if mem.actor().source == memdir::Source::External {
+        std::borrow::Cow::Owned(memdir_core::note::mark_external(&content))
+    } else {
+        std::borrow::Cow::Borrowed(content.as_ref())
+    };
     let now = mem.clock().now();
     let dir = format!("{OFFLOAD_DIR}/{}", now.strftime("%Y-%m-%d"));
     let stem = format!("{}-{}", now.strftime("%H%M%S"), slug(label.unwrap_or("")));
@@ -97,7 +105,7 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
             format!("{dir}/{stem}-{n}.md")
         };
         let p = MemPath::parse_file(&name)?;
-        match create.write(p.as_str(), content) {
+        match create.write(p.as_str(), &stored) {
             Ok(()) => break p,
             Err(Error::Store(StoreError::Conflict(_))) => n += 1,
             Err(e) => return Err(e),
@@ -113,8 +121,8 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
         .unwrap_or_default();
     Ok(OffloadRef {
         path: path.to_string(),
-        bytes: content.len(),
-        lines: content.lines().count(),
+        bytes: stored.len(),
+        lines: stored.lines().count(),
         first,
         last,
     })

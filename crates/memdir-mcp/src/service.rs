@@ -20,7 +20,7 @@
 //! recently used tenant is closed (its MCP clients start a new session, as they do after a
 //! restart). Nothing a tenant owns lives only here: a restart loses nothing.
 
-use crate::http::{Limits, Sessions};
+use crate::http::{Limits, Mcp};
 use crate::server::MemdirServer;
 use crate::tokens::token_hash;
 use crate::tools::{Admission, Tools};
@@ -38,7 +38,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::transport::StreamableHttpServerConfig;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -47,7 +47,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt as _;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
@@ -73,7 +72,8 @@ pub struct ServiceLimits {
     pub max_open_tenants: usize,
     /// Bytes of files held in memory by warm search, over all open tenants.
     pub warm_budget_bytes: usize,
-    /// MCP sessions one tenant may hold (least recently used ended first).
+    /// MCP sessions one tenant may hold (the least recently used idle one ended first; `503`
+    /// when all are busy).
     pub max_sessions_per_tenant: usize,
 }
 
@@ -112,7 +112,7 @@ pub type Opener = dyn Fn(&Tenant) -> Result<Memory, String> + Send + Sync;
 struct Open {
     tenant: Tenant,
     tools: Tools,
-    mcp: StreamableHttpService<MemdirServer, Sessions>,
+    mcp: Mcp,
     limiter: DefaultDirectRateLimiter,
     used: AtomicU64,
 }
@@ -231,11 +231,7 @@ impl Shared {
         let server = MemdirServer::new(tools.clone());
         let mut session_limits = self.session_limits;
         session_limits.max_sessions = self.limits.max_sessions_per_tenant.max(1);
-        let mcp = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(Sessions::new(session_limits)),
-            self.rmcp.clone(),
-        );
+        let mcp = Mcp::new(server, session_limits, self.rmcp.clone());
         let per_sec = NonZeroU32::new(self.limits.rate_per_sec.max(1)).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(self.limits.rate_burst.max(1)).unwrap_or(NonZeroU32::MIN);
         let open = Arc::new(Open {
@@ -399,10 +395,7 @@ async fn mcp(req: Request) -> Response {
     let Some(Authed(open)) = req.extensions().get::<Authed>().cloned() else {
         return StatusCode::UNAUTHORIZED.into_response();
     };
-    match open.mcp.clone().oneshot(req).await {
-        Ok(r) => r.map(Body::new),
-        Err(never) => match never {},
-    }
+    open.mcp.clone().handle(req).await
 }
 
 async fn tool(

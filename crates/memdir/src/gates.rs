@@ -17,15 +17,28 @@ use crate::store::{EntryKind, LockName, StoreError};
 use jiff::ToSpan;
 use memdir_core::context::Section;
 use memdir_core::gates::{
-    ChainBreak, Decision, Event, GATES_DIR, GENESIS, GateFile, LEDGER_DIR, LedgerEntry,
-    POLICY_FILE, Policy, Request, RequestState, check_head, decide, gate_file, is_id, read_chain,
-    requests, sha256_hex, token, token_id,
+    ChainBreak, Decision, Event, GATES_DIR, GENESIS, GateFile, Head, HeadCheck, LEDGER_DIR,
+    LedgerEntry, POLICY_FILE, Policy, Request, RequestState, check_head, decide, gate_file, is_id,
+    read_chain, requests, seal, sha256_hex, token, token_id,
 };
 use memdir_core::path::MemPath;
 use serde::Serialize;
 
 /// The ledger's last `seq` and hash, kept beside it so a cut end is found.
 const HEAD_META: &str = "gates-head";
+/// The key's file in the key folder ([`Memory::with_gate_keys`]).
+const KEY_FILE: &str = "key";
+/// The remembered head's file in the key folder.
+const HEAD_FILE: &str = "head";
+/// The key's length.
+const KEY_BYTES: usize = 32;
+
+/// What the key folder holds.
+#[derive(Default)]
+struct Keys {
+    key: Option<Vec<u8>>,
+    head: Option<Head>,
+}
 
 /// The gate's answer, shaped as `--json` prints it: `{"decision": "allowed", "token": "..."}`,
 /// `{"decision": "denied", "rule": "..."}` or `{"decision": "pending", "id": "..."}`.
@@ -166,16 +179,18 @@ impl Memory {
         let head = self
             .store()
             .read_meta(HEAD_META)?
-            .map(|b| String::from_utf8_lossy(&b).into_owned());
-        let head = head.as_deref().and_then(|h| {
-            let (seq, hash) = h.trim().split_once(' ')?;
-            Some((seq.parse::<u64>().ok()?, hash))
-        });
+            .and_then(|b| Head::parse(&String::from_utf8_lossy(&b)));
+        let keys = self.gate_keys()?;
         let last_file = files.last().map(|f| f.0.clone());
         let n = files.len();
         let (entries, broken) = match read_chain(&files) {
             Ok(entries) => {
-                let broken = check_head(&entries, head).err();
+                let check = HeadCheck {
+                    head: head.as_ref(),
+                    key: keys.key.as_deref(),
+                    remembered: keys.head.as_ref(),
+                };
+                let broken = check_head(&entries, check).err();
                 (entries, broken)
             }
             Err(ChainBreak {
@@ -211,13 +226,122 @@ impl Memory {
             Some(last) if *last > today => last.clone(),
             _ => today,
         };
+        let key = self.gate_key_or_new()?;
+        let sealed = self
+            .store()
+            .read_meta(HEAD_META)?
+            .and_then(|b| Head::parse(&String::from_utf8_lossy(&b)))
+            .is_some_and(|h| h.seal.is_some());
+        if key.is_none() && sealed {
+            // Appending without the key would leave an unsealed head, which reads as forged.
+            return Err(Error::Invalid(
+                "the gate ledger is sealed with a key in the user's state folder, which this process cannot see: run memdir with HOME (or XDG_STATE_HOME) set".into(),
+            ));
+        }
         self.store()
             .append(&MemPath::parse(&file)?, line.as_bytes())?;
+        let head = Head {
+            seq: e.seq,
+            seal: key.as_deref().map(|k| seal(k, e.seq, &e.hash)),
+            hash: e.hash.clone(),
+        };
         self.store()
-            .write_meta(HEAD_META, format!("{} {}\n", e.seq, e.hash).as_bytes())?;
+            .write_meta(HEAD_META, head.render().as_bytes())?;
+        self.remember_head(&head)?;
         ledger.last_file = Some(file);
         ledger.entries.push(e);
         Ok(())
+    }
+
+    /// This memory, with the gates' key and remembered head kept in `dir`, outside the memory
+    /// folder (the CLI uses the user's state folder): the ledger's head is then sealed with the
+    /// key, and `gate verify` finds a ledger rewritten whole, or deleted with its head, by a
+    /// writer of the folder alone. The key is made on the next append.
+    pub fn with_gate_keys(&self, dir: impl Into<std::path::PathBuf>) -> Memory {
+        let mut mem = self.clone();
+        mem.gate_keys = Some(std::sync::Arc::from(dir.into().as_path()));
+        mem
+    }
+
+    /// The key and the remembered head, when there is a key folder and they exist.
+    fn gate_keys(&self) -> Result<Keys, Error> {
+        let Some(dir) = &self.gate_keys else {
+            return Ok(Keys::default());
+        };
+        let read = |name: &str| match std::fs::read(dir.join(name)) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::Backend(format!(
+                "cannot read the gates' {name} in {}: {e}",
+                dir.display()
+            ))),
+        };
+        let key = read(KEY_FILE)?;
+        if key.as_ref().is_some_and(|k| k.len() != KEY_BYTES) {
+            return Err(StoreError::Backend(format!(
+                "the gates' key {} is not {KEY_BYTES} bytes: restore it from a backup",
+                dir.join(KEY_FILE).display()
+            ))
+            .into());
+        }
+        let head = read(HEAD_FILE)?.and_then(|b| Head::parse(&String::from_utf8_lossy(&b)));
+        Ok(Keys { key, head })
+    }
+
+    /// The key, made (with permissions for the user alone) when there is a key folder and
+    /// none yet.
+    fn gate_key_or_new(&self) -> Result<Option<Vec<u8>>, Error> {
+        let Some(dir) = &self.gate_keys else {
+            return Ok(None);
+        };
+        if let Some(k) = self.gate_keys()?.key {
+            return Ok(Some(k));
+        }
+        let fail = |e: std::io::Error| {
+            Error::from(StoreError::Backend(format!(
+                "cannot make the gates' key in {}: {e}",
+                dir.display()
+            )))
+        };
+        let mut dirs = std::fs::DirBuilder::new();
+        dirs.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut dirs, 0o700);
+        dirs.create(dir).map_err(fail)?;
+        let key: [u8; KEY_BYTES] = random()?;
+        let mut open = std::fs::OpenOptions::new();
+        open.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+        match open.open(dir.join(KEY_FILE)) {
+            Ok(mut f) => {
+                use std::io::Write as _;
+                f.write_all(&key)
+                    .and_then(|()| f.sync_all())
+                    .map_err(fail)?;
+                Ok(Some(key.to_vec()))
+            }
+            // Another process made it first: use theirs.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(self.gate_keys()?.key),
+            Err(e) => Err(fail(e)),
+        }
+    }
+
+    /// Records `head` in the key folder too (write, then rename), when there is one.
+    fn remember_head(&self, head: &Head) -> Result<(), Error> {
+        let Some(dir) = &self.gate_keys else {
+            return Ok(());
+        };
+        let tmp = dir.join(format!("{HEAD_FILE}.tmp"));
+        std::fs::write(&tmp, head.render())
+            .and_then(|()| std::fs::rename(&tmp, dir.join(HEAD_FILE)))
+            .map_err(|e| {
+                StoreError::Backend(format!(
+                    "cannot record the gates' head in {}: {e}",
+                    dir.display()
+                ))
+                .into()
+            })
     }
 
     fn entry(&self, event: Event, id: &str) -> LedgerEntry {

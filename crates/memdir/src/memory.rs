@@ -53,6 +53,9 @@ pub struct Memory {
     /// Where the search indexes of a store without a local folder live (see
     /// [`Memory::with_search_cache`]); a folder keeps them in its own `.memdir/`.
     pub(crate) search_cache: Option<Arc<std::path::Path>>,
+    /// Where the gates' key and remembered head live, outside the memory folder (see
+    /// [`Memory::with_gate_keys`]).
+    pub(crate) gate_keys: Option<Arc<std::path::Path>>,
     /// The backend's own vector index, when it keeps one (else a SQLite file, see
     /// [`crate::vectors`]).
     pub(crate) vectors: Option<Arc<dyn crate::vectors::VectorStore>>,
@@ -235,6 +238,7 @@ impl Memory {
             force: false,
             agent_surface: false,
             search_cache: None,
+            gate_keys: None,
             vectors,
             warnings,
         })

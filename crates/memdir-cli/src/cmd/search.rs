@@ -4,7 +4,9 @@ use crate::app::Env;
 use crate::ui::{CliError, CliResult, exit};
 use jiff::civil::Date;
 use memdir::search::{HitRef, Mode, SearchOutcome, SearchRequest};
+use memdir_core::text::escape_for_terminal;
 use serde::Serialize;
+use std::io::IsTerminal as _;
 use std::io::{self, Write};
 
 const AFTER_HELP: &str = "\
@@ -115,7 +117,14 @@ struct JsonHit<'a> {
 
 /// Writes one result line: `path:line:text` (context lines `path-line-text`, groups split by
 /// `--`), with the score and date for ranked modes; or one JSON object.
-fn write_hit(o: &mut impl Write, h: &HitRef<'_>, json: bool, gap: bool) -> io::Result<()> {
+/// Writes one hit; on a terminal (`tty`), control characters in it are shown escaped.
+fn write_hit(
+    o: &mut impl Write,
+    h: &HitRef<'_>,
+    json: bool,
+    gap: bool,
+    tty: bool,
+) -> io::Result<()> {
     if json {
         serde_json::to_writer(
             &mut *o,
@@ -134,7 +143,12 @@ fn write_hit(o: &mut impl Write, h: &HitRef<'_>, json: bool, gap: bool) -> io::R
         o.write_all(b"--\n")?;
     }
     let sep = if h.is_context { '-' } else { ':' };
-    write!(o, "{}{sep}{}{sep}{}", h.path, h.line, h.text)?;
+    let (path, text) = if tty {
+        (escape_for_terminal(h.path), escape_for_terminal(h.text))
+    } else {
+        (h.path.into(), h.text.into())
+    };
+    write!(o, "{path}{sep}{}{sep}{text}", h.line)?;
     if let Some(score) = h.score {
         write!(o, "  [score {score:.2}")?;
         if let Some(d) = h.date {
@@ -210,6 +224,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     let progress = crate::cmd::index::progress_bar();
     // Lines are printed as grep finds them, not gathered first: a pattern with thousands of
     // matches starts printing at once and never holds them all.
+    let tty = io::stdout().is_terminal();
     let mut o = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
     let mut io_err: Option<io::Error> = None;
     let mut prev: Option<(String, u64)> = None;
@@ -219,7 +234,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             && prev
                 .as_ref()
                 .is_some_and(|(p, l)| p != h.path || l + 1 != h.line);
-        if let Err(e) = write_hit(&mut o, &h, a.json, gap) {
+        if let Err(e) = write_hit(&mut o, &h, a.json, gap, tty) {
             io_err = Some(e);
             return Err(memdir::Error::Conflict("output closed".to_string()));
         }

@@ -49,7 +49,8 @@ pub struct Args {
     /// when all are busy.
     #[arg(long, value_name = "N", default_value_t = DEFAULTS.max_connections, value_parser = count())]
     pub max_connections: usize,
-    /// MCP sessions at most; at the cap a new one ends the least recently used session.
+    /// MCP sessions at most; at the cap a new one ends the least recently used idle session,
+    /// or gets 503 when every session has a request in flight.
     #[arg(long, value_name = "N", default_value_t = DEFAULTS.max_sessions, value_parser = count())]
     pub max_sessions: usize,
     /// End a session that has sent nothing for SECS.
