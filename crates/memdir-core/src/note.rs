@@ -525,7 +525,7 @@ impl NewNote<'_> {
             validate_slug(k).map_err(|_| {
                 format!("bad type {k:?}: use one lowercase word such as user, feedback, project or reference")
             })?;
-            out.push_str(&format!("type: {k}\n"));
+            out.push_str(&format!("type: {}\n", yaml_scalar(k)));
         }
         if !self.tags.is_empty() {
             let tags = self
@@ -1085,6 +1085,29 @@ mod tests {
             let m: std::collections::BTreeMap<String, String> = serde_saphyr::from_str(&doc)
                 .map_err(|e| TestCaseError::fail(format!("{doc:?}: {e}")))?;
             prop_assert_eq!(m.get("v"), Some(&s));
+        }
+    }
+
+    /// Found by `cargo fuzz run note`: `note new --type y` wrote `type: y`, which YAML reads as
+    /// the boolean true, so the note's type read back as "true". Every keyword YAML reads as
+    /// something other than text is quoted now.
+    #[test]
+    fn fuzz_note_a_type_that_yaml_reads_as_a_boolean() {
+        for kind in ["y", "n", "yes", "no", "on", "off", "true", "null", "1e5", "123"] {
+            let text = NewNote {
+                name: "a",
+                description: "d",
+                kind: Some(kind),
+                tags: &[],
+                created: date(2026, 11, 30),
+                expires: None,
+                body: "",
+            }
+            .render()
+            .unwrap();
+            let note = Note::parse(&text);
+            assert!(note.errors.is_empty(), "{text}");
+            assert_eq!(note.meta.kind.as_deref(), Some(kind), "{text}");
         }
     }
 }
