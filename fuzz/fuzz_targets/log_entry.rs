@@ -3,20 +3,24 @@
 //! and that entry is the line memdir wrote, with its time.
 #![no_main]
 
-use arbitrary::Arbitrary;
+//!
+//! Input: the log's earlier text, a NUL, then the text logged (the time comes from the bytes).
 use libfuzzer_sys::fuzz_target;
 use memdir_core::log::{format_entry, parse_entries};
 
-#[derive(Arbitrary, Debug)]
 struct Input<'a> {
-    hour: u8,
-    minute: u8,
     earlier: &'a str,
     text: &'a str,
 }
 
-fuzz_target!(|input: Input<'_>| {
-    let time = jiff::civil::time((input.hour % 24) as i8, (input.minute % 60) as i8, 0, 0);
+fuzz_target!(|data: &[u8]| {
+    let Ok(all) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (earlier, text) = all.split_once('\0').unwrap_or(("", all));
+    let input = Input { earlier, text };
+    let sum: usize = data.iter().map(|b| usize::from(*b)).sum();
+    let time = jiff::civil::time((data.len() % 24) as i8, (sum % 60) as i8, 0, 0);
     let Ok(entry) = format_entry(time, input.text) else {
         assert!(input.text.trim().is_empty(), "only blank text is refused");
         return;

@@ -4,38 +4,33 @@
 //! from itself is stable.
 #![no_main]
 
-use arbitrary::Arbitrary;
+//!
+//! Input: an index's text; after a NUL, notes to index, one per line, fields separated by tabs:
+//! name, path, description, type (empty for none), `x` for external.
 use libfuzzer_sys::fuzz_target;
 use memdir_core::note::{IndexEntry, parse_index, render_index};
 
-#[derive(Arbitrary, Debug)]
-struct Line {
-    name: String,
-    path: String,
-    description: String,
-    kind: Option<String>,
-    external: bool,
-}
-
-#[derive(Arbitrary, Debug)]
-struct Input<'a> {
-    text: &'a str,
-    lines: Vec<Line>,
-}
-
-fuzz_target!(|input: Input<'_>| {
-    if let Some(entries) = parse_index(input.text) {
-        assert_eq!(render_index(&entries), input.text, "parse accepts only what it renders");
+fuzz_target!(|data: &[u8]| {
+    let Ok(all) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (text, notes) = all.split_once('\0').unwrap_or((all, ""));
+    if let Some(entries) = parse_index(text) {
+        assert_eq!(render_index(&entries), text, "parse accepts only what it renders");
     }
-    let entries: Vec<IndexEntry> = input
-        .lines
-        .into_iter()
-        .map(|l| IndexEntry {
-            name: l.name,
-            path: l.path,
-            description: l.description,
-            kind: l.kind,
-            external: l.external,
+    let entries: Vec<IndexEntry> = notes
+        .split('\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut f = l.split('\t');
+            let mut next = || f.next().unwrap_or_default().to_string();
+            IndexEntry {
+                name: next(),
+                path: next(),
+                description: next(),
+                kind: Some(next()).filter(|k| !k.is_empty()),
+                external: next() == "x",
+            }
         })
         .collect();
     let text = render_index(&entries);

@@ -4,11 +4,12 @@
 //! marked external reads as external whatever its frontmatter holds.
 #![no_main]
 
-use arbitrary::Arbitrary;
+//!
+//! Input: the file's text; after a NUL, a new note's name, description, type, comma-separated
+//! tags and body, separated by NULs (so the seeds are plain notes).
 use libfuzzer_sys::fuzz_target;
 use memdir_core::note::{NewNote, Note, mark_external};
 
-#[derive(Arbitrary, Debug)]
 struct Input<'a> {
     text: &'a str,
     name: &'a str,
@@ -18,7 +19,20 @@ struct Input<'a> {
     body: &'a str,
 }
 
-fuzz_target!(|input: Input<'_>| {
+fuzz_target!(|data: &[u8]| {
+    let Ok(all) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut f = all.split('\0');
+    let mut next = || f.next().unwrap_or_default();
+    let input = Input {
+        text: next(),
+        name: next(),
+        description: next(),
+        kind: Some(next()).filter(|k| !k.is_empty()),
+        tags: next().split(',').filter(|t| !t.is_empty()).map(str::to_string).collect(),
+        body: next(),
+    };
     let note = Note::parse(input.text);
     assert_eq!(note.render(), input.text, "a parsed note renders back byte for byte");
     let lines = input.text.lines().count() + 1;

@@ -2,11 +2,11 @@
 //! text, and a sweep's split keeps every byte, each line either kept or moved, never both.
 #![no_main]
 
-use arbitrary::Arbitrary;
+//!
+//! Input: `state.md`'s text, a NUL, then the text of a new entry (the days come from the bytes).
 use libfuzzer_sys::fuzz_target;
 use memdir_core::state::{append_entry, entries, format_entry, split_older_than};
 
-#[derive(Arbitrary, Debug)]
 struct Input<'a> {
     current: &'a str,
     text: &'a str,
@@ -20,7 +20,13 @@ fn day(n: u16) -> jiff::civil::Date {
         .unwrap_or(base)
 }
 
-fuzz_target!(|input: Input<'_>| {
+fuzz_target!(|data: &[u8]| {
+    let Ok(all) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (current, text) = all.split_once('\0').unwrap_or((all, "x"));
+    let sum: u16 = data.iter().fold(0u16, |a, b| a.wrapping_mul(31).wrapping_add(u16::from(*b)));
+    let input = Input { current, text, day: sum, cutoff: (data.len() as u16).wrapping_mul(97) };
     let current = input.current;
     let before = entries(current);
     for e in &before {
