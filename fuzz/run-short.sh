@@ -5,6 +5,7 @@
 #
 #   fuzz/run-short.sh                 # every target, MEMDIR_FUZZ_SECONDS (default 15) each
 #   fuzz/run-short.sh note ledger     # only these
+#   MEMDIR_FUZZ_SECONDS=300 MEMDIR_FUZZ_RUNS=10000000 fuzz/run-short.sh   # the long run
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz --locked`). Runs on the stable toolchain: without a
 # sanitizer (`--sanitizer none`: the crates forbid unsafe code, and AddressSanitizer needs
@@ -42,7 +43,7 @@ for t in "${targets[@]}"; do
   log="$(mktemp)"
   start=$(date +%s)
   cargo fuzz run "${FLAGS[@]}" "$t" "corpus/$t" "seeds/$t" -- \
-    -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -max_total_time="$SECONDS_EACH" -runs="${MEMDIR_FUZZ_RUNS:--1}" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -dict="dicts/$(dict_of "$t").dict" -print_final_stats=1 >"$log" 2>&1
   rc=$?
   runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')"

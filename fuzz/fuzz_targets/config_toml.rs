@@ -9,7 +9,11 @@ use memdir_core::config::{Config, MIN_CONTEXT_TOKENS, with_git_disabled};
 /// Every key path of a TOML table, `a.b.c`.
 fn keys(prefix: &str, t: &toml::Table, out: &mut Vec<String>) {
     for (k, v) in t {
-        let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
         if let toml::Value::Table(inner) = v {
             keys(&path, inner, out);
         }
@@ -40,7 +44,10 @@ fuzz_target!(|data: &[u8]| {
     keys("", &table, &mut have);
     keys("", &back_table, &mut known);
     for k in &have {
-        assert!(known.contains(k), "key {k} was accepted but is not a setting: {text:?}");
+        assert!(
+            known.contains(k),
+            "key {k} was accepted but is not a setting: {text:?}"
+        );
     }
     let again = Config::from_toml(&written).expect("written settings load");
     assert_eq!(again, cfg, "settings read back the same: {written}");

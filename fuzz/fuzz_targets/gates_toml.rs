@@ -31,13 +31,22 @@ fuzz_target!(|data: &[u8]| {
         now_s: data.len() as u32 * 86_400,
     };
     if let Ok(a) = input.amount.parse::<Amount>() {
-        assert_eq!(a.to_string().parse::<Amount>(), Ok(a), "{:?} -> {a}", input.amount);
+        assert_eq!(
+            a.to_string().parse::<Amount>(),
+            Ok(a),
+            "{:?} -> {a}",
+            input.amount
+        );
     }
     let text = input.policy;
     let policy = match Policy::parse(text) {
         Err(e) => {
             let lines = text.lines().count().max(1) + 1;
-            assert!(e.line >= 1 && e.line <= lines, "line {} of {lines}: {e}", e.line);
+            assert!(
+                e.line >= 1 && e.line <= lines,
+                "line {} of {lines}: {e}",
+                e.line
+            );
             assert!(!e.message.trim().is_empty(), "{e:?}");
             return;
         }
@@ -62,7 +71,10 @@ fuzz_target!(|data: &[u8]| {
                 assert!(a <= max, "{req} over max {max}");
             }
             for cap in [k.daily_amount, k.weekly_amount].into_iter().flatten() {
-                assert!(req.amount.unwrap_or_default() <= cap, "{req} over a cap of {cap}");
+                assert!(
+                    req.amount.unwrap_or_default() <= cap,
+                    "{req} over a cap of {cap}"
+                );
             }
             assert!(k.allows_target(&req.target));
         }

@@ -21,7 +21,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
-    let layout = if first.trim() == "claude-code" { LayoutName::ClaudeCode } else { LayoutName::OpenClaw };
+    let layout = if first.trim() == "claude-code" {
+        LayoutName::ClaudeCode
+    } else {
+        LayoutName::OpenClaw
+    };
     let host = MemStore::new();
     for part in rest.split("=== ").skip(1) {
         let (name, body) = part.split_once('\n').unwrap_or((part, ""));
@@ -34,7 +38,14 @@ fuzz_target!(|data: &[u8]| {
         let _ = host.write(&p, body.as_bytes());
     }
     let f = Fenced::new();
-    let report = match f.mem.import(ImportSource::Folder { layout, store: &host }, "host", false) {
+    let report = match f.mem.import(
+        ImportSource::Folder {
+            layout,
+            store: &host,
+        },
+        "host",
+        false,
+    ) {
         Ok(r) => r,
         Err(e) => {
             let msg = e.to_string();
@@ -49,18 +60,31 @@ fuzz_target!(|data: &[u8]| {
             panic!("{path}: memdir wrote bytes that are not UTF-8");
         };
         if let Some(name) = path.strip_prefix("log/") {
-            assert!(date_of_file_name(name).is_some(), "log {path:?} does not name its day");
+            assert!(
+                date_of_file_name(name).is_some(),
+                "log {path:?} does not name its day"
+            );
         }
         if path.starts_with("notes/") {
             assert_eq!(Note::parse(text).render(), text);
         }
     }
     for file in &report.files {
-        assert!(MemPath::parse(&file.path).is_ok_and(|p| p.as_str() == file.path), "{file:?}");
+        assert!(
+            MemPath::parse(&file.path).is_ok_and(|p| p.as_str() == file.path),
+            "{file:?}"
+        );
     }
     let again = f
         .mem
-        .import(ImportSource::Folder { layout, store: &host }, "host", false)
+        .import(
+            ImportSource::Folder {
+                layout,
+                store: &host,
+            },
+            "host",
+            false,
+        )
         .expect("a second import of the same folder works");
     assert_eq!(again.entries_added, 0, "re-running added entries");
     assert_eq!(f.files(), after, "re-running changed files");

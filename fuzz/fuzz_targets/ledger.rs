@@ -31,7 +31,10 @@ struct Input {
 fuzz_target!(|input: Input| {
     // Any bytes as one day file and as two: no panic, and a break names a real line.
     if let Ok(text) = std::str::from_utf8(&input.raw) {
-        let files = [("gates/ledger/2026-11-30.jsonl".to_string(), text.to_string())];
+        let files = [(
+            "gates/ledger/2026-11-30.jsonl".to_string(),
+            text.to_string(),
+        )];
         match read_chain(&files) {
             Ok(entries) => {
                 let _ = check_head(&entries, entries.last().map(|e| (e.seq, e.hash.as_str())));
@@ -45,8 +48,13 @@ fuzz_target!(|input: Input| {
     let mut prev = GENESIS.to_string();
     let mut sealed = Vec::new();
     for (i, l) in input.lines.iter().take(8).enumerate() {
-        let event = [Event::Request, Event::Approve, Event::Deny, Event::Use, Event::Refused]
-            [usize::from(l.event) % 5];
+        let event = [
+            Event::Request,
+            Event::Approve,
+            Event::Deny,
+            Event::Use,
+            Event::Refused,
+        ][usize::from(l.event) % 5];
         let mut e = LedgerEntry {
             seq: i as u64 + 1,
             time: "2026-11-30T09:00:00Z".into(),
@@ -73,10 +81,18 @@ fuzz_target!(|input: Input| {
         return;
     }
     let cut = usize::from(input.split) % (sealed.len() + 1);
-    let day = |lines: &[(String, LedgerEntry)]| -> String { lines.iter().map(|(l, _)| l.as_str()).collect() };
+    let day = |lines: &[(String, LedgerEntry)]| -> String {
+        lines.iter().map(|(l, _)| l.as_str()).collect()
+    };
     let files = vec![
-        ("gates/ledger/2026-11-29.jsonl".to_string(), day(&sealed[..cut])),
-        ("gates/ledger/2026-11-30.jsonl".to_string(), day(&sealed[cut..])),
+        (
+            "gates/ledger/2026-11-29.jsonl".to_string(),
+            day(&sealed[..cut]),
+        ),
+        (
+            "gates/ledger/2026-11-30.jsonl".to_string(),
+            day(&sealed[cut..]),
+        ),
     ];
     let entries = read_chain(&files).expect("a sealed chain verifies");
     let want: Vec<&LedgerEntry> = sealed.iter().map(|(_, e)| e).collect();

@@ -25,6 +25,9 @@ fuzz_target!(|data: &[u8]| {
     }
     let day = jiff::civil::date(2026, 11, 30);
     for l in log_lines("log/2026-11-30.md", day, text) {
-        assert!(l.line >= 1 && l.line <= text.lines().count().max(1), "{l:?}");
+        assert!(
+            l.line >= 1 && l.line <= text.lines().count().max(1),
+            "{l:?}"
+        );
     }
 });

@@ -33,7 +33,11 @@ fuzz_target!(|line: &[u8]| {
             assert!(id.is_null() || id.is_string() || id.is_number(), "{text}");
             // The message says what went wrong; it does not repeat the whole line back.
             let msg = r["error"]["message"].as_str().unwrap_or_default();
-            assert!(!msg.is_empty() && msg.len() < 1024, "{} byte message", msg.len());
+            assert!(
+                !msg.is_empty() && msg.len() < 1024,
+                "{} byte message",
+                msg.len()
+            );
             if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(line)
                 && let Some(want) = o.get("id").filter(|v| v.is_string() || v.is_number())
             {

@@ -16,7 +16,8 @@ fn percent_decode(s: &str) -> Vec<u8> {
     while i < b.len() {
         if b[i] == b'%'
             && i + 2 < b.len()
-            && let Ok(v) = u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16)
+            && let Ok(v) =
+                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16)
         {
             out.push(v);
             i += 3;
@@ -42,7 +43,10 @@ fn git_alias(c: &str) -> bool {
 fn check(p: &MemPath, input: &str) {
     let s = p.as_str();
     assert!(!s.chars().any(char::is_control), "{input:?} -> {s:?}");
-    assert!(!s.starts_with('/') && !s.ends_with('/'), "{input:?} -> {s:?}");
+    assert!(
+        !s.starts_with('/') && !s.ends_with('/'),
+        "{input:?} -> {s:?}"
+    );
     assert!(s.len() <= MAX_PATH_BYTES, "{input:?}");
     let comps: Vec<&str> = s.split('/').filter(|c| !c.is_empty()).collect();
     assert!(comps.len() <= MAX_DEPTH, "{input:?}");
@@ -50,11 +54,16 @@ fn check(p: &MemPath, input: &str) {
     for c in &comps {
         assert!(!matches!(*c, "." | ".."), "{input:?} -> {s:?}");
         assert!(c.len() <= MAX_NAME_BYTES, "{input:?}");
-        assert!(*c != ".memdir" && !git_alias(c), "{input:?} -> {s:?} names {c:?}");
+        assert!(
+            *c != ".memdir" && !git_alias(c),
+            "{input:?} -> {s:?} names {c:?}"
+        );
         if c.contains('%') {
             let d = percent_decode(c);
             assert!(
-                !d.contains(&b'/') && !d.contains(&b'\\') && d != b".." && d != b".",
+                !d.contains(&b'/')
+                    && d.iter().filter(|b| **b == b'\\').count() == c.matches('\\').count()
+                    && d != b"..",
                 "{input:?}: {c:?} decodes to {:?}",
                 String::from_utf8_lossy(&d)
             );
@@ -64,7 +73,10 @@ fn check(p: &MemPath, input: &str) {
     let root = std::path::Path::new("/srv/memory");
     let full = root.join(s);
     assert!(full.starts_with(root));
-    assert!(full.components().all(|c| !matches!(c, std::path::Component::ParentDir)));
+    assert!(
+        full.components()
+            .all(|c| !matches!(c, std::path::Component::ParentDir))
+    );
     // A fixed point.
     assert_eq!(MemPath::parse(s).as_ref(), Ok(p), "{input:?}");
     assert_eq!(MemPath::parse(&format!("/memories/{s}")).as_ref(), Ok(p));

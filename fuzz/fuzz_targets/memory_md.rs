@@ -16,7 +16,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let (text, notes) = all.split_once('\0').unwrap_or((all, ""));
     if let Some(entries) = parse_index(text) {
-        assert_eq!(render_index(&entries), text, "parse accepts only what it renders");
+        assert_eq!(
+            render_index(&entries),
+            text,
+            "parse accepts only what it renders"
+        );
     }
     let entries: Vec<IndexEntry> = notes
         .split('\n')
@@ -34,7 +38,11 @@ fuzz_target!(|data: &[u8]| {
         })
         .collect();
     let text = render_index(&entries);
-    assert_eq!(render_index(&entries), text, "the same notes give the same bytes");
+    assert_eq!(
+        render_index(&entries),
+        text,
+        "the same notes give the same bytes"
+    );
     if let Some(back) = parse_index(&text) {
         assert_eq!(back.len(), entries.len(), "{text:?}");
         assert_eq!(render_index(&back), text, "render after parse is stable");

@@ -30,14 +30,26 @@ fuzz_target!(|data: &[u8]| {
         name: next(),
         description: next(),
         kind: Some(next()).filter(|k| !k.is_empty()),
-        tags: next().split(',').filter(|t| !t.is_empty()).map(str::to_string).collect(),
+        tags: next()
+            .split(',')
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect(),
         body: next(),
     };
     let note = Note::parse(input.text);
-    assert_eq!(note.render(), input.text, "a parsed note renders back byte for byte");
+    assert_eq!(
+        note.render(),
+        input.text,
+        "a parsed note renders back byte for byte"
+    );
     let lines = input.text.lines().count() + 1;
     for e in &note.errors {
-        assert!(e.line >= 1 && e.line <= lines, "error line {} of {lines}", e.line);
+        assert!(
+            e.line >= 1 && e.line <= lines,
+            "error line {} of {lines}",
+            e.line
+        );
         assert!(!e.message.contains('\n'), "one-line error: {:?}", e.message);
     }
     if note.frontmatter.is_none() {
@@ -47,7 +59,10 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let marked = mark_external(input.text);
-    assert!(Note::parse(&marked).is_external(), "marked external: {marked:?}");
+    assert!(
+        Note::parse(&marked).is_external(),
+        "marked external: {marked:?}"
+    );
 
     let day = jiff::civil::date(2026, 11, 30);
     let new = NewNote {

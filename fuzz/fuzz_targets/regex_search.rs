@@ -20,8 +20,16 @@ fuzz_target!(|data: &[u8]| {
         let f = Fenced::new();
         let root = f.root();
         std::fs::create_dir_all(root.join("notes")).expect("notes");
-        std::fs::write(root.join("core.md"), "prefers tabs\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n").expect("core");
-        std::fs::write(root.join("log/2026-11-30.md"), "- 09:00 shipped v2\n- 10:00 [external] web says x\n").expect("log");
+        std::fs::write(
+            root.join("core.md"),
+            "prefers tabs\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n",
+        )
+        .expect("core");
+        std::fs::write(
+            root.join("log/2026-11-30.md"),
+            "- 09:00 shipped v2\n- 10:00 [external] web says x\n",
+        )
+        .expect("log");
         f
     });
     let Ok(text) = std::str::from_utf8(data) else {
@@ -41,11 +49,15 @@ fuzz_target!(|data: &[u8]| {
         match res {
             Err(e) => {
                 let msg = e.to_string();
-                assert!(!msg.contains('\n') && msg.len() < 2048, "one-line error: {msg:?}");
+                assert!(
+                    !msg.contains('\n') && msg.len() < 2048,
+                    "one-line error: {msg:?}"
+                );
             }
             Ok(out) => {
                 for h in out.hits {
-                    let file = std::fs::read_to_string(f.root().join(&h.path)).expect("a real file");
+                    let file =
+                        std::fs::read_to_string(f.root().join(&h.path)).expect("a real file");
                     let line = file.lines().nth((h.line as usize).wrapping_sub(1));
                     assert!(line.is_some(), "{h:?} is not a line of {}", h.path);
                 }

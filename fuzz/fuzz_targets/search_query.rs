@@ -15,7 +15,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let q = Query::parse(input);
     for p in &q.phrases {
-        assert!(!p.trim().is_empty() && p.trim() == p, "{input:?}: phrase {p:?}");
+        assert!(
+            !p.trim().is_empty() && p.trim() == p,
+            "{input:?}: phrase {p:?}"
+        );
         assert!(input.contains(p.as_str()), "{input:?}: phrase {p:?}");
         assert!(!p.contains('"'));
     }
@@ -28,7 +31,10 @@ fuzz_target!(|data: &[u8]| {
         let v = match f {
             Filter::Type(v) | Filter::Tag(v) | Filter::Name(v) => v,
         };
-        assert!(!v.is_empty() && v.trim() == v && input.contains(v.as_str()), "{input:?}: {f:?}");
+        assert!(
+            !v.is_empty() && v.trim() == v && input.contains(v.as_str()),
+            "{input:?}: {f:?}"
+        );
     }
     for w in q.text.split(' ') {
         assert!(input.contains(w), "{input:?}: word {w:?}");

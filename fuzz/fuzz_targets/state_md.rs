@@ -25,8 +25,15 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let (current, text) = all.split_once('\0').unwrap_or((all, "x"));
-    let sum: u16 = data.iter().fold(0u16, |a, b| a.wrapping_mul(31).wrapping_add(u16::from(*b)));
-    let input = Input { current, text, day: sum, cutoff: (data.len() as u16).wrapping_mul(97) };
+    let sum: u16 = data
+        .iter()
+        .fold(0u16, |a, b| a.wrapping_mul(31).wrapping_add(u16::from(*b)));
+    let input = Input {
+        current,
+        text,
+        day: sum,
+        cutoff: (data.len() as u16).wrapping_mul(97),
+    };
     let current = input.current;
     let before = entries(current);
     for e in &before {
@@ -40,17 +47,28 @@ fuzz_target!(|data: &[u8]| {
     for line in current.split_inclusive('\n') {
         if let Some(rest) = kept.strip_prefix(line) {
             kept = rest;
-        } else if let Some(rest) = moved.strip_prefix(line) {
-            moved = rest;
         } else if !line.ends_with('\n') && moved == format!("{line}\n") {
             moved = "";
+        } else if let Some(rest) = moved.strip_prefix(line) {
+            moved = rest;
         } else {
             panic!("line {line:?} neither kept nor moved: {split:?}");
         }
     }
-    assert!(kept.is_empty() && moved.is_empty(), "bytes added: {split:?}");
-    assert_eq!(entries(&split.moved).len(), split.moved_entries, "{split:?}");
-    assert!(entries(&split.kept).iter().all(|e| e.date >= day(input.cutoff)));
+    assert!(
+        kept.is_empty() && moved.is_empty(),
+        "bytes added: {split:?}"
+    );
+    assert_eq!(
+        entries(&split.moved).len(),
+        split.moved_entries,
+        "{split:?}"
+    );
+    assert!(
+        entries(&split.kept)
+            .iter()
+            .all(|e| e.date >= day(input.cutoff))
+    );
 
     let Ok(entry) = format_entry(day(input.day), input.text) else {
         assert!(input.text.trim().is_empty());
@@ -59,7 +77,12 @@ fuzz_target!(|data: &[u8]| {
     let after = entries(&append_entry(current, &entry));
     assert_eq!(after.len(), before.len() + 1, "{current:?} + {entry:?}");
     let last = after.last().map(|e| (e.date, e.text.clone()));
-    let want: Vec<&str> = input.text.trim_end().lines().map(|l| l.trim_end_matches('\r')).collect();
+    let want: Vec<&str> = input
+        .text
+        .trim_end()
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .collect();
     let got = last.as_ref().map(|(_, t)| t.clone()).unwrap_or_default();
     assert_eq!(last.map(|(d, _)| d), Some(day(input.day)));
     // The entry's text is the logged text with each line's edges trimmed.

@@ -17,14 +17,24 @@ pub struct Fenced {
 
 /// The fixed time every target runs at.
 pub fn clock() -> Clock {
-    let at: jiff::Timestamp = "2026-11-30T09:00:00Z".parse().unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let at: jiff::Timestamp = "2026-11-30T09:00:00Z"
+        .parse()
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     Clock::fixed(at, jiff::tz::TimeZone::UTC)
 }
 
 impl Fenced {
     /// A new memory without git (git's own files are not what is fuzzed, and it is slow).
     pub fn new() -> Fenced {
-        let dir = tempfile::tempdir().expect("temp dir");
+        // In memory where there is a tmpfs: the store fsyncs every write, which on a disk
+        // makes these targets a hundred times slower and measures the disk, not memdir.
+        let shm = std::path::Path::new("/dev/shm");
+        let dir = if shm.is_dir() {
+            tempfile::tempdir_in(shm)
+        } else {
+            tempfile::tempdir()
+        };
+        let dir = dir.expect("temp dir");
         std::fs::create_dir(dir.path().join("outside")).expect("outside");
         let mem = Memory::init_with(&dir.path().join("root"), clock(), false).expect("init");
         Fenced { dir, mem }
@@ -44,9 +54,16 @@ impl Fenced {
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
             .collect();
         top.sort();
-        assert_eq!(top, ["outside", "root"], "something was written beside the root");
+        assert_eq!(
+            top,
+            ["outside", "root"],
+            "something was written beside the root"
+        );
         assert!(
-            std::fs::read_dir(self.dir.path().join("outside")).expect("outside").next().is_none(),
+            std::fs::read_dir(self.dir.path().join("outside"))
+                .expect("outside")
+                .next()
+                .is_none(),
             "something was written outside the root"
         );
         let mut out = Vec::new();
@@ -90,7 +107,8 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
 
 /// The control characters a memory file may hold: none but newline and tab.
 pub fn control_char(text: &str) -> Option<char> {
-    text.chars().find(|c| c.is_control() && *c != '\n' && *c != '\t')
+    text.chars()
+        .find(|c| c.is_control() && *c != '\n' && *c != '\t')
 }
 
 /// The import checks of `import_chatgpt` and `import_claude`.
@@ -102,10 +120,17 @@ pub fn check_chat_import(format: memdir::import::ChatFormat, data: &[u8]) {
     };
     let f = Fenced::new();
     let before = f.files();
-    let report = match f.mem.import(ImportSource::Chats { format, json }, "conversations.json", false) {
+    let report = match f.mem.import(
+        ImportSource::Chats { format, json },
+        "conversations.json",
+        false,
+    ) {
         Err(e) => {
             let msg = e.to_string();
-            assert!(!msg.is_empty() && !msg.contains('\n'), "one-line error: {msg:?}");
+            assert!(
+                !msg.is_empty() && !msg.contains('\n'),
+                "one-line error: {msg:?}"
+            );
             assert_eq!(f.files(), before, "a refused import wrote something");
             return;
         }
@@ -116,21 +141,46 @@ pub fn check_chat_import(format: memdir::import::ChatFormat, data: &[u8]) {
     let total: usize = after.iter().map(|(_, b)| b.len()).sum();
     // A conversation's note is a few hundred bytes of its own; the rest is the export's text.
     let bound = base + 4 * json.len() + 1024 * (report.conversations + 1);
-    assert!(total <= bound, "wrote {total} bytes from {} bytes of export ({} conversations)", json.len(), report.conversations);
+    assert!(
+        total <= bound,
+        "wrote {total} bytes from {} bytes of export ({} conversations)",
+        json.len(),
+        report.conversations
+    );
     for (path, bytes) in &after {
         let text = std::str::from_utf8(bytes).expect("memdir writes UTF-8");
-        assert!(control_char(text).is_none(), "{path}: control character {:?} stored", control_char(text));
+        assert!(
+            control_char(text).is_none(),
+            "{path}: control character {:?} stored",
+            control_char(text)
+        );
         if let Some(name) = path.strip_prefix("log/") {
-            assert!(date_of_file_name(name).is_some(), "log {path:?} does not name its day");
+            assert!(
+                date_of_file_name(name).is_some(),
+                "log {path:?} does not name its day"
+            );
             for e in parse_entries(text) {
-                assert!(e.time.is_some(), "{path}: an entry without its time: {:?}", e.text);
-                assert_eq!(e.text.lines().count(), 1, "{path}: a turn spans lines: {:?}", e.text);
+                assert!(
+                    e.time.is_some(),
+                    "{path}: an entry without its time: {:?}",
+                    e.text
+                );
+                assert_eq!(
+                    e.text.lines().count(),
+                    1,
+                    "{path}: a turn spans lines: {:?}",
+                    e.text
+                );
             }
         }
     }
     let again = f
         .mem
-        .import(ImportSource::Chats { format, json }, "conversations.json", false)
+        .import(
+            ImportSource::Chats { format, json },
+            "conversations.json",
+            false,
+        )
         .expect("a second import of the same export works");
     assert_eq!(again.entries_added, 0, "re-running added entries");
     assert_eq!(f.files(), after, "re-running changed files");
