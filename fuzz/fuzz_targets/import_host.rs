@@ -9,7 +9,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use memdir::import::ImportSource;
-use memdir::{MemStore, Store};
+use memdir::{InMemoryStore, Store};
 use memdir_core::host::LayoutName;
 use memdir_core::log::date_of_file_name;
 use memdir_core::note::Note;
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     } else {
         LayoutName::OpenClaw
     };
-    let host = MemStore::new();
+    let host = InMemoryStore::new();
     for part in rest.split("=== ").skip(1) {
         let (name, body) = part.split_once('\n').unwrap_or((part, ""));
         let Ok(p) = MemPath::parse_file(name) else {
