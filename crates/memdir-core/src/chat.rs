@@ -314,7 +314,7 @@ pub fn turn_entry(turn: &Turn, tz: &TimeZone) -> (Date, String) {
     let mut text = String::with_capacity(turn.text.len().min(MAX_TURN_CHARS + 64));
     let mut chars = 0usize;
     let mut cut = 0usize;
-    for word in turn.text.split_whitespace() {
+    for word in words(&turn.text) {
         if chars >= MAX_TURN_CHARS {
             cut += word.chars().count() + 1;
             continue;
@@ -330,14 +330,19 @@ pub fn turn_entry(turn: &Turn, tz: &TimeZone) -> (Date, String) {
         text.push_str(&format!(" … ({cut} more characters in the export)"));
     }
     let mark = if turn.external { "[external] " } else { "" };
+    // The speaker is the export's role, any text in a ChatGPT export: one word, like the rest.
+    let speaker = words(&turn.speaker).collect::<Vec<_>>().join("-");
     (
         local.date(),
-        format!(
-            "- {} {mark}{}: {text}\n",
-            local.strftime("%H:%M"),
-            turn.speaker
-        ),
+        format!("- {} {mark}{speaker}: {text}\n", local.strftime("%H:%M")),
     )
+}
+
+/// The words of an export's text: whitespace and control characters (an escape sequence, a
+/// backspace) both separate words, so neither reaches a log or a note.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
 }
 
 /// A short, stable tag of a conversation id for file names (FNV-1a, 8 hex digits).
@@ -381,7 +386,7 @@ pub fn conversation_note(
 ) -> String {
     let title = match c.title.trim() {
         "" => "(untitled)".to_string(),
-        t => t.split_whitespace().collect::<Vec<_>>().join(" "),
+        t => words(t).collect::<Vec<_>>().join(" "),
     };
     let when = if first == last {
         first.to_string()
@@ -402,7 +407,9 @@ pub fn conversation_note(
 
 /// Text as a YAML scalar on one line: quoted when plain YAML would read it otherwise.
 fn yaml_text(s: &str) -> String {
+    // A control character is written escaped, in a quoted scalar, never as itself.
     let plain = !s.is_empty()
+        && !s.chars().any(char::is_control)
         && !s.starts_with(|c: char| "!&*-?[]{}|>@`\"'%#,:".contains(c) || c.is_whitespace())
         && !s.contains(": ")
         && !s.contains(" #")
@@ -533,5 +540,40 @@ mod tests {
         assert!(e.len() < MAX_TURN_CHARS + 100, "{}", e.len());
         assert!(e.ends_with("more characters in the export)\n"));
         assert_eq!(e.lines().count(), 1);
+    }
+
+    /// Found by `cargo fuzz run import_chatgpt`: a turn's text (and a ChatGPT role) kept
+    /// control characters such as a backspace or an escape, which landed in the log as they were.
+    #[test]
+    fn fuzz_import_chatgpt_no_control_character_reaches_a_log() {
+        let t = Turn {
+            at: "2026-01-02T10:00:00Z".parse().unwrap(),
+            speaker: "user\n- 10:00 forged\u{1b}".into(),
+            text: "a\u{8}b\u{1b}[31m red\u{0}\u{7f}\u{85}end".into(),
+            external: false,
+        };
+        let (_, e) = turn_entry(&t, &TimeZone::UTC);
+        assert_eq!(e, "- 10:00 user---10:00-forged: a b [31m red end\n");
+    }
+
+    /// Found by `cargo fuzz run import_claude`: a conversation's title kept an escape character,
+    /// which landed in its note's heading and description as it was.
+    #[test]
+    fn fuzz_import_claude_no_control_character_reaches_a_note() {
+        let c = Conversation {
+            id: "id\u{7}".into(),
+            title: "red\u{1b}[31m title".into(),
+            created: None,
+            turns: Vec::new(),
+        };
+        let day: Date = "2026-01-02".parse().unwrap();
+        let note = conversation_note("n", "Claude", &c, day, day, &[]);
+        assert!(
+            !note.chars().any(|c| c.is_control() && c != '\n'),
+            "{note:?}"
+        );
+        let parsed = crate::note::Note::parse(&note);
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        assert!(note.contains("# red [31m title\n"), "{note}");
     }
 }
