@@ -407,7 +407,9 @@ pub fn conversation_note(
 
 /// Text as a YAML scalar on one line: quoted when plain YAML would read it otherwise.
 fn yaml_text(s: &str) -> String {
+    // A control character is written escaped, in a quoted scalar, never as itself.
     let plain = !s.is_empty()
+        && !s.chars().any(char::is_control)
         && !s.starts_with(|c: char| "!&*-?[]{}|>@`\"'%#,:".contains(c) || c.is_whitespace())
         && !s.contains(": ")
         && !s.contains(" #")
@@ -538,5 +540,45 @@ mod tests {
         assert!(e.len() < MAX_TURN_CHARS + 100, "{}", e.len());
         assert!(e.ends_with("more characters in the export)\n"));
         assert_eq!(e.lines().count(), 1);
+    }
+
+    /// Found by `cargo fuzz run import_chatgpt`: a turn's text (and a ChatGPT role) kept
+    /// control characters such as a backspace or an escape, which landed in the log as they were.
+    #[test]
+    fn fuzz_import_chatgpt_no_control_character_reaches_a_log() {
+        let t = Turn {
+            at: "2026-01-02T10:00:00Z".parse().unwrap(),
+            speaker: "user\n- 10:00 forged\u{1b}".into(),
+            text: "a\u{8}b\u{1b}[31m red\u{0}\u{7f}\u{85}end".into(),
+            external: false,
+        };
+        let (_, e) = turn_entry(&t, &TimeZone::UTC);
+        // One rule for every write (`crate::text`): controls become U+FFFD, line breaks spaces.
+        assert_eq!(
+            e,
+            "- 10:00 user - 10:00 forged\u{fffd}: a\u{fffd}b\u{fffd}[31m red\u{fffd}\u{fffd} end\n"
+        );
+        assert!(!e.trim_end().chars().any(char::is_control), "{e:?}");
+    }
+
+    /// Found by `cargo fuzz run import_claude`: a conversation's title kept an escape character,
+    /// which landed in its note's heading and description as it was.
+    #[test]
+    fn fuzz_import_claude_no_control_character_reaches_a_note() {
+        let c = Conversation {
+            id: "id\u{7}".into(),
+            title: "red\u{1b}[31m title".into(),
+            created: None,
+            turns: Vec::new(),
+        };
+        let day: Date = "2026-01-02".parse().unwrap();
+        let note = conversation_note("n", "Claude", &c, day, day, &[]);
+        assert!(
+            !note.chars().any(|c| c.is_control() && c != '\n'),
+            "{note:?}"
+        );
+        let parsed = crate::note::Note::parse(&note);
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        assert!(note.contains("# red\u{fffd}[31m title\n"), "{note}");
     }
 }

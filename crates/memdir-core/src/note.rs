@@ -356,7 +356,10 @@ fn read_meta(fm: &Frontmatter) -> (Meta, Vec<FrontError>) {
             }
             Err(e) => {
                 let e = e.without_snippet();
-                let line = e.location().map(|l| l.line() as usize + 1).unwrap_or(2);
+                let line = e
+                    .location()
+                    .map(|l| file_line(&yaml, l.line() as usize) + 1)
+                    .unwrap_or(2);
                 errors.push(FrontError {
                     line: line.max(2),
                     message: format!("bad yaml in the frontmatter: {}", one_line(&e.to_string())),
@@ -437,6 +440,22 @@ fn read_meta(fm: &Frontmatter) -> (Meta, Vec<FrontError>) {
         }
     }
     (meta, errors)
+}
+
+/// The 1-based `\n`-ended line of `yaml` that YAML's line `yaml_line` starts on: YAML also
+/// breaks lines at a lone `\r`, so its count runs ahead of the file's after one.
+fn file_line(yaml: &str, yaml_line: usize) -> usize {
+    let (mut yaml_at, mut file_at) = (1, 1);
+    let mut chars = yaml.chars().peekable();
+    while yaml_at < yaml_line {
+        match chars.next() {
+            None => break,
+            Some('\n') => (yaml_at, file_at) = (yaml_at + 1, file_at + 1),
+            Some('\r') if chars.peek() != Some(&'\n') => yaml_at += 1,
+            Some(_) => {}
+        }
+    }
+    file_at
 }
 
 fn date_as_text<S: serde::Serializer>(d: &Option<Date>, s: S) -> Result<S::Ok, S::Error> {
@@ -527,7 +546,7 @@ impl NewNote<'_> {
             validate_slug(k).map_err(|_| {
                 format!("bad type {k:?}: use one lowercase word such as user, feedback, project or reference")
             })?;
-            out.push_str(&format!("type: {k}\n"));
+            out.push_str(&format!("type: {}\n", yaml_scalar(k)));
         }
         if !self.tags.is_empty() {
             let tags = self
@@ -1089,5 +1108,50 @@ mod tests {
                 .map_err(|e| TestCaseError::fail(format!("{doc:?}: {e}")))?;
             prop_assert_eq!(m.get("v"), Some(&s));
         }
+    }
+
+    /// Found by `cargo fuzz run note`: `note new --type y` wrote `type: y`, which YAML reads as
+    /// the boolean true, so the note's type read back as "true". Every keyword YAML reads as
+    /// something other than text is quoted now.
+    #[test]
+    fn fuzz_note_a_type_that_yaml_reads_as_a_boolean() {
+        for kind in [
+            "y", "n", "yes", "no", "on", "off", "true", "null", "1e5", "123",
+        ] {
+            let text = NewNote {
+                name: "a",
+                description: "d",
+                kind: Some(kind),
+                tags: &[],
+                created: date(2026, 11, 30),
+                expires: None,
+                body: "",
+            }
+            .render()
+            .unwrap();
+            let note = Note::parse(&text);
+            assert!(note.errors.is_empty(), "{text}");
+            assert_eq!(note.meta.kind.as_deref(), Some(kind), "{text}");
+        }
+    }
+
+    /// Found by `cargo fuzz run note`: YAML breaks lines at a lone `\r` too, so a frontmatter
+    /// error after carriage returns was reported at a line the file does not have (line 21 of
+    /// a 9-line note). The line now counts the file's own newlines.
+    #[test]
+    fn fuzz_note_an_error_after_lone_carriage_returns_names_a_real_line() {
+        let cr = "\r".repeat(17);
+        let text = format!(
+            "---\n# c\nname: \"quoted{cr}iption:e c\nname: \"quoted{cr}iption:en:n: ks: [ohdes: [old-note]\nunknown: ks: [ohpt...\nb\n...\nbody\n"
+        );
+        let text = text.as_str();
+        let note = Note::parse(text);
+        assert_eq!(note.errors.len(), 1, "{:?}", note.errors);
+        let line = note.errors[0].line;
+        assert!(
+            (2..=7).contains(&line),
+            "line {line} of {}",
+            text.lines().count()
+        );
     }
 }

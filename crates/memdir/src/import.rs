@@ -274,6 +274,10 @@ impl Memory {
             }
             _ => HashMap::new(),
         };
+        // Several of the host's files can go to one log (`memory/2026-11-30.md` and
+        // `memory/2026-11-30..md`, or two slugs with one spelling): their entries are planned
+        // together, in the source's order, so no file's entries replace another's.
+        let mut logs: BTreeMap<String, (Vec<String>, String)> = BTreeMap::new();
         for e in files.into_iter().filter(|e| e.kind == EntryKind::File) {
             let rel = e.path.as_str().to_string();
             let target = host.import_target(&rel, &into);
@@ -287,8 +291,13 @@ impl Memory {
             let (path, plan) = match target {
                 Imported::Skip(_) => continue,
                 Imported::Log(path) => {
-                    let plan = self.plan_log(p, &path, &text)?;
-                    (path, plan)
+                    let (rels, all) = logs.entry(path).or_default();
+                    if !all.is_empty() && !all.ends_with('\n') {
+                        all.push('\n');
+                    }
+                    all.push_str(&text);
+                    rels.push(rel);
+                    continue;
                 }
                 Imported::Core => self.plan_core(&host, &rel, text)?,
                 Imported::Note(path) => {
@@ -313,6 +322,11 @@ impl Memory {
                 }
             };
             p.plans.insert(path, (Some(rel), plan));
+        }
+        for (path, (mut rels, text)) in logs {
+            let plan = self.plan_log(p, &path, &text)?;
+            let from = (rels.len() == 1).then(|| rels.remove(0));
+            p.plans.insert(path, (from, plan));
         }
         Ok(())
     }

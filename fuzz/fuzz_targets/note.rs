@@ -1,0 +1,92 @@
+//! A note's frontmatter and body: parsing never fails, and rendering a parsed note gives back
+//! every byte of the file (docs/format.md: memdir never rewrites a note it only reads). A note
+//! `memdir note new` writes reads back with the name and description it was given, and a note
+//! marked external reads as external whatever its frontmatter holds.
+#![no_main]
+
+//!
+//! Input: the file's text; after a NUL, a new note's name, description, type, comma-separated
+//! tags and body, separated by NULs (so the seeds are plain notes).
+use libfuzzer_sys::fuzz_target;
+use memdir_core::note::{NewNote, Note, mark_external};
+
+struct Input<'a> {
+    text: &'a str,
+    name: &'a str,
+    description: &'a str,
+    kind: Option<&'a str>,
+    tags: Vec<String>,
+    body: &'a str,
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(all) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut f = all.split('\0');
+    let mut next = || f.next().unwrap_or_default();
+    let input = Input {
+        text: next(),
+        name: next(),
+        description: next(),
+        kind: Some(next()).filter(|k| !k.is_empty()),
+        tags: next()
+            .split(',')
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect(),
+        body: next(),
+    };
+    let note = Note::parse(input.text);
+    assert_eq!(
+        note.render(),
+        input.text,
+        "a parsed note renders back byte for byte"
+    );
+    let lines = input.text.lines().count() + 1;
+    for e in &note.errors {
+        assert!(
+            e.line >= 1 && e.line <= lines,
+            "error line {} of {lines}",
+            e.line
+        );
+        assert!(!e.message.contains('\n'), "one-line error: {:?}", e.message);
+    }
+    if note.frontmatter.is_none() {
+        assert_eq!(note.body, input.text);
+    } else {
+        assert!(input.text.ends_with(&note.body));
+    }
+
+    let marked = mark_external(input.text);
+    assert!(
+        Note::parse(&marked).is_external(),
+        "marked external: {marked:?}"
+    );
+
+    let day = jiff::civil::date(2026, 11, 30);
+    let new = NewNote {
+        name: input.name,
+        description: input.description,
+        kind: input.kind,
+        tags: &input.tags,
+        created: day,
+        expires: None,
+        body: input.body,
+    };
+    if let Ok(text) = new.render() {
+        let back = Note::parse(&text);
+        assert_eq!(back.render(), text);
+        assert!(back.errors.is_empty(), "{text:?}: {:?}", back.errors);
+        assert_eq!(back.meta.name.as_deref(), Some(input.name), "{text:?}");
+        assert_eq!(
+            back.meta.description.as_deref(),
+            Some(input.description.trim()),
+            "{text:?}"
+        );
+        assert_eq!(back.meta.kind.as_deref(), input.kind, "{text:?}");
+        assert_eq!(back.meta.tags, input.tags, "{text:?}");
+        assert!(back.body.starts_with(input.body), "{text:?}");
+        assert!(back.is_indexable());
+    }
+});
