@@ -71,6 +71,26 @@ pub fn render(text: &str, links: &Links) -> String {
     CLEANER.clean(&html).to_string()
 }
 
+/// `text` with its bidirectional controls (U+202A..U+202E, U+2066..U+2069) and zero-width
+/// joiners shown as visible `<U+XXXX>` marks: a note cannot make `exe.png` out of `gnp.exe`, or
+/// hide a word, on the page.
+pub fn visible_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200B}'..='\u{200F}' | '\u{061C}');
+    if !text.chars().any(hidden) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| {
+            if hidden(c) {
+                format!("<U+{:04X}>", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
 /// A memory path as a URL path: each segment percent-encoded, the slashes kept.
 pub fn encode_path(path: &str) -> String {
     path.split('/')
@@ -136,6 +156,12 @@ mod tests {
             "[[x\" onclick=\"alert(1)]]",
             "<p><a href=\"#\" class=\"broken\" rel=\"noopener noreferrer nofollow\">x\" onclick=\"alert(1)</a></p>",
         );
+    }
+
+    #[test]
+    fn direction_tricks_are_shown() {
+        assert_eq!(visible_controls("a\u{202e}gnp.exe"), "a<U+202E>gnp.exe");
+        assert_eq!(visible_controls("plain"), "plain");
     }
 
     #[test]

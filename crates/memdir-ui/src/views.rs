@@ -599,7 +599,7 @@ fn file_page(p: &Page, s: &Session, path: &str) -> Out {
     let nav = || Some(p.nav(s));
     let bytes = p.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
     let version = memdir::content_version(&bytes);
-    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let text = markdown::visible_controls(&String::from_utf8_lossy(&bytes)).into_owned();
     let layout = p.mem.layout();
     let mut frontmatter = Vec::new();
     let mut front_errors = Vec::new();
