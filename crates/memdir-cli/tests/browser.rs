@@ -1,8 +1,11 @@
 //! The person's page in a real browser (issue 33): Debian's chromium, driven over WebDriver by
-//! chromedriver, against the real `memdir serve`. It signs in with the printed link, reads and
-//! edits core (and finds the change in `memdir history` with source `user`), approves a gate
-//! request the agent then gets its token for, and opens hostile notes asserting that no
-//! script ran and nothing was fetched from another origin.
+//! chromedriver, against the real `memdir serve`. It signs in with the printed link; reads
+//! core and a log (external lines marked); edits core and finds the change in `memdir history`
+//! with source `user`; approves a gate request the agent then gets its token for, and denies
+//! another; accepts a proposal; hits a stale edit and keeps its text; creates, renames and
+//! deletes a note and undoes the deletion; searches; opens hostile notes asserting that no
+//! script ran, no dialog opened and nothing was fetched from another origin; and signs out,
+//! after which the old cookie is refused by a second instance.
 //!
 //! Without chromium and chromedriver it skips with a message; `MEMDIR_REQUIRE_BROWSER=1` (set
 //! by `.ci/run`, which installs them) turns the skip into a failure. The screenshot of the
@@ -311,6 +314,141 @@ async fn issue33_a_person_uses_the_page_in_a_real_browser() {
         "{status}"
     );
 
+    // Deny another request, with a reason.
+    let out = f
+        .cmd()
+        .env("MEMDIR_SOURCE", "agent")
+        .env("MEMDIR_WRITER", "payer")
+        .args([
+            "--reason", "a gift", "gate", "request", "payment", "--target", "landlord", "--amount",
+            "90", "--json",
+        ])
+        .output()
+        .unwrap();
+    let other: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let other = other["id"].as_str().unwrap().to_string();
+    c.goto(&s.url("/ui/review")).await.unwrap();
+    c.find(Locator::Css(&format!("#gate-{other} input[name=reason]")))
+        .await
+        .unwrap()
+        .send_keys("not this month")
+        .await
+        .unwrap();
+    click_to(
+        &c,
+        Locator::Css(&format!("#gate-{other} button[value=deny]")),
+        "#done",
+    )
+    .await;
+    assert!(text_of(&c, "#done").await.contains("denied"));
+    let out = f
+        .cmd()
+        .args(["gate", "status", &other, "--json"])
+        .output()
+        .unwrap();
+    let denied: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(denied["decision"], "denied", "{denied}");
+
+    // Accept the agent's proposal for core.
+    click_to(
+        &c,
+        Locator::Css("section.proposal button[value=accept]"),
+        "#done",
+    )
+    .await;
+    assert!(text_of(&c, "#done").await.contains("accepted"));
+    assert!(f.get("core.md").contains("Rent is paid on the 1st."));
+
+    // A stale edit: core changes while the person types; their text survives the conflict.
+    c.goto(&s.url("/ui/edit/core.md")).await.unwrap();
+    f.cmd()
+        .args([
+            "write",
+            "core.md",
+            "# Core\n- changed meanwhile at a terminal\n",
+        ])
+        .assert()
+        .success();
+    let area = c.find(Locator::Id("text")).await.unwrap();
+    area.clear().await.unwrap();
+    area.send_keys("# Core\n- my careful words\n")
+        .await
+        .unwrap();
+    click_to(&c, Locator::Id("save"), "#conflict").await;
+    assert!(text_of(&c, "#theirs").await.contains("changed meanwhile"));
+    let kept = c
+        .find(Locator::Id("text"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(kept.contains("my careful words"), "{kept}");
+    assert!(f.get("core.md").contains("changed meanwhile"));
+    click_to(&c, Locator::Id("save"), "#body").await;
+    assert!(f.get("core.md").contains("my careful words"));
+
+    // Create, rename and delete a note; then undo the deletion from the history.
+    c.goto(&s.url("/ui/new")).await.unwrap();
+    c.find(Locator::Id("name"))
+        .await
+        .unwrap()
+        .send_keys("priya")
+        .await
+        .unwrap();
+    c.find(Locator::Id("description"))
+        .await
+        .unwrap()
+        .send_keys("Priya, the landlord")
+        .await
+        .unwrap();
+    click_to(&c, Locator::Id("create"), "#body").await;
+    let made = c.current_url().await.unwrap().path().to_string();
+    assert!(made.ends_with("/priya.md"), "{made}");
+    let made = made.trim_start_matches("/ui/files/").to_string();
+    assert!(f.root().join(&made).is_file());
+    let renamed = made.replace("priya.md", "landlord.md");
+    let to = c.find(Locator::Css("input[name=to]")).await.unwrap();
+    to.clear().await.unwrap();
+    to.send_keys(&renamed).await.unwrap();
+    click_to(
+        &c,
+        Locator::Css("form[action^='/ui/rename/'] button"),
+        "#body",
+    )
+    .await;
+    assert!(f.root().join(&renamed).is_file() && !f.root().join(&made).exists());
+    c.find(Locator::Css("input[name=confirm]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    click_to(
+        &c,
+        Locator::Css("form[action^='/ui/delete/'] button"),
+        "ul.listing",
+    )
+    .await;
+    assert!(!f.root().join(&renamed).exists());
+    c.goto(&s.url("/ui/history")).await.unwrap();
+    click_to(
+        &c,
+        Locator::Css("table.history tbody tr:first-child a"),
+        "#undo",
+    )
+    .await;
+    click_to(&c, Locator::Id("undo"), "#done").await;
+    assert!(
+        f.root().join(&renamed).is_file(),
+        "the undo brought the note back"
+    );
+
+    // Search.
+    c.goto(&s.url("/ui/search?q=careful")).await.unwrap();
+    assert!(text_of(&c, "ol.hits").await.contains("core.md:2"));
+
     // Hostile content: shown as text, nothing runs, nothing leaves.
     c.goto(&s.url("/ui/files/notes/hostile.md")).await.unwrap();
     let body = text_of(&c, "#body").await;
@@ -339,11 +477,33 @@ async fn issue33_a_person_uses_the_page_in_a_real_browser() {
         no_script_ran(&c, &s.base, page).await;
     }
 
-    // Sign out: the cookie no longer opens the page.
+    // Sign out: the cookie no longer opens the page, on this instance or another one.
+    let cookie = c.get_named_cookie("memdir_session").await.unwrap();
+    let cookie = format!("memdir_session={}", cookie.value());
+    let second = Serve::start(&f, &[]);
+    let status = |url: String| {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        agent
+            .get(url)
+            .header("Cookie", cookie.as_str())
+            .call()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(status(second.url("/ui/")), 200);
     c.goto(&s.url("/ui/")).await.unwrap();
     click_to(&c, Locator::Css("form.signout button"), "#message").await;
     let said = text_of(&c, "#message").await;
     assert!(said.contains("you are signed out"), "{said}");
+    assert_eq!(
+        status(second.url("/ui/")),
+        401,
+        "the old cookie on a second instance"
+    );
     c.goto(&s.url("/ui/")).await.unwrap();
     assert!(text_of(&c, "#message").await.contains("not signed in"));
     c.close().await.unwrap();
