@@ -107,6 +107,8 @@ pub enum Command {
     Mcp(cmd::mcp::Args),
     /// Serve MCP over streamable HTTP (loopback by default); on a service root, every tenant
     Serve(cmd::serve::Args),
+    /// Print (and open) a single-use sign-in link to the person's page of the running serve
+    Ui(cmd::ui::Args),
     /// Add, list, rotate or remove the tenants of a memory service
     Tenant(cmd::tenant::Args),
     /// Claude Code hooks: session-start context, pre-compact reminder
@@ -484,6 +486,7 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Tool(a) => cmd::tool::run(a, env),
         Command::Mcp(a) => cmd::mcp::run(a, env),
         Command::Serve(a) => cmd::serve::run(a, env),
+        Command::Ui(a) => cmd::ui::run(a, env),
         Command::Tenant(a) => cmd::tenant::run(a, env),
         Command::Hook(a) => cmd::hook::run(a, env),
         Command::FlushPrompt(a) => cmd::flush_prompt::run(a, env),

@@ -205,15 +205,72 @@ pub fn serve(
     config: HttpConfig,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
+    serve_with_page(tools, config, None, on_ready)
+}
+
+/// A person's page served beside `/mcp` (memdir-ui's routes, all under their own prefix). It
+/// sits outside the bearer-token check, since it has its own sign-in; and the agent's endpoint
+/// refuses any request that carries the page's session `cookie`, so a person's session never
+/// stands in for an agent's credential.
+pub struct PageRoutes {
+    /// The page's routes, with their own guards.
+    pub router: axum::Router,
+    /// The name of the page's session cookie.
+    pub cookie: &'static str,
+}
+
+/// [`serve`], with a person's page mounted beside `/mcp` when one is given.
+pub fn serve_with_page(
+    tools: Tools,
+    config: HttpConfig,
+    page: Option<PageRoutes>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<(), String> {
     check(&config)?;
     let listen = config.listen;
     let limits = config.limits;
     serve_with(
         listen,
         limits,
-        move |addr| router(tools, &config, addr),
+        move |addr| {
+            let mut served = router(tools, &config, addr, page.as_ref().map(|p| p.cookie));
+            if let Some(page) = page {
+                served.router =
+                    served
+                        .router
+                        .merge(page.router)
+                        .layer(TimeoutLayer::with_status_code(
+                            StatusCode::REQUEST_TIMEOUT,
+                            config.limits.request_timeout,
+                        ));
+            }
+            served
+        },
         on_ready,
     )
+}
+
+/// Refuses a request to the agent's endpoint that carries a person's session cookie.
+async fn refuse_page_cookie(
+    State(cookie): State<&'static str>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let carries = req
+        .headers()
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .any(|kv| kv.trim().split('=').next() == Some(cookie));
+    if carries {
+        return (
+            StatusCode::UNAUTHORIZED,
+            "a person's page session does not open the agent's endpoint: send the agent's bearer token, without the page's cookie\n",
+        )
+            .into_response();
+    }
+    next.run(req).await
 }
 
 /// Binds `listen`, builds the routes for the bound address and serves them with the accept
@@ -270,7 +327,12 @@ pub(crate) fn rmcp_config(
     }
 }
 
-fn router(tools: Tools, config: &HttpConfig, addr: SocketAddr) -> Served {
+fn router(
+    tools: Tools,
+    config: &HttpConfig,
+    addr: SocketAddr,
+    page_cookie: Option<&'static str>,
+) -> Served {
     let stop_streams = CancellationToken::new();
     let rmcp_config = rmcp_config(addr, config.allowed_origins.clone(), &stop_streams);
     let mcp = Mcp::new(MemdirServer::new(tools), config.limits, rmcp_config);
@@ -289,6 +351,12 @@ fn router(tools: Tools, config: &HttpConfig, addr: SocketAddr) -> Served {
         router = router.layer(axum::middleware::from_fn_with_state(
             Arc::new(token.trim().to_string()),
             require_token,
+        ));
+    }
+    if let Some(cookie) = page_cookie {
+        router = router.layer(axum::middleware::from_fn_with_state(
+            cookie,
+            refuse_page_cookie,
         ));
     }
     if !config.allowed_origins.is_empty() {

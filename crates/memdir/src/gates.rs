@@ -91,6 +91,9 @@ impl Answer {
 pub enum Presence {
     /// A person typed the command at a terminal.
     Terminal,
+    /// A person signed in to memdir's page with a single-use link (`memdir ui`), a credential
+    /// no agent token stands in for.
+    Page,
     /// No terminal: an agent, a script, a tool call.
     Unattended,
 }
@@ -633,8 +636,8 @@ impl Memory {
             .collect())
     }
 
-    /// A person approves or denies a pending request. Only the user, at a terminal, may: any
-    /// other attempt is refused and recorded in the ledger.
+    /// A person approves or denies a pending request. Only the user, at a terminal or signed in
+    /// to the page, may: any other attempt is refused and recorded in the ledger.
     pub fn gate_decide(
         &self,
         id: &str,
@@ -661,14 +664,14 @@ impl Memory {
             Verdict::Deny => "deny",
         };
         let source = self.actor().source;
-        if source != Source::User || presence != Presence::Terminal {
+        if source != Source::User || presence == Presence::Unattended {
             let rule = format!(
                 "{word}: only a person at a terminal may {word} a gate request (this came from source {}{}): refused and recorded",
                 source.as_str(),
-                if presence == Presence::Terminal {
-                    ""
-                } else {
+                if presence == Presence::Unattended {
                     " without a terminal"
+                } else {
+                    ""
                 }
             );
             let mut e = self.entry(Event::Refused, id);

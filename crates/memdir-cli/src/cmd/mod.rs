@@ -35,6 +35,7 @@ pub mod state;
 pub mod sweep;
 pub mod tenant;
 pub mod tool;
+pub mod ui;
 pub mod undo;
 pub mod version;
 pub mod write;

@@ -62,6 +62,32 @@ pub struct Args {
     /// A service's operator settings (TOML: [embed], [limits], [quota]); only on a service root.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Serve the person's page at /ui/ (sign in with the link printed on start, or from
+    /// `memdir ui`); on by default on a loopback address.
+    #[arg(long, conflicts_with = "no_ui")]
+    pub ui: bool,
+    /// Do not serve the person's page.
+    #[arg(long)]
+    pub no_ui: bool,
+    /// The URL people open the page at, when a proxy or a name stands in front
+    /// (https://memory.example.org); an https URL makes the session cookie Secure.
+    #[arg(long, value_name = "URL", value_parser = parse_public_url)]
+    pub public_url: Option<String>,
+}
+
+/// An absolute http(s) URL without a path, query or fragment; the trailing slash is dropped.
+fn parse_public_url(s: &str) -> Result<String, String> {
+    let t = s.trim().trim_end_matches('/');
+    let Some((scheme, rest)) = t.split_once("://") else {
+        return Err("not a URL: give one like https://memory.example.org".into());
+    };
+    if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
+        return Err(format!("the scheme {scheme:?} is not http or https"));
+    }
+    if rest.is_empty() || rest.contains(['/', '?', '#', '@', ' ']) {
+        return Err("give only the scheme and host[:port], e.g. https://memory.example.org".into());
+    }
+    Ok(t.to_string())
 }
 
 /// What the operator of a service sets: tenants' own `.memdir/config.toml` cannot change these.
@@ -167,6 +193,11 @@ fn limits(a: &Args) -> Limits {
 
 /// Serves every tenant of a service root.
 fn run_service(a: Args, env: &Env) -> CliResult {
+    if a.ui || a.public_url.is_some() {
+        return Err(CliError::invalid(
+            "the person's page serves one memory for now: a service's page (tenant sign-in links, SSO) is not built yet; drop --ui and --public-url",
+        ));
+    }
     if token(&a)?.is_some() {
         return Err(CliError::invalid(
             "a service authenticates each tenant by its own token: unset MEMDIR_TOKEN and drop --token-file (`memdir tenant add` makes tokens)",
@@ -270,10 +301,34 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     };
     memdir_mcp::http::check(&config).map_err(CliError::invalid)?;
     let with_token = config.token.is_some();
-    let tools = Tools::new(Arc::new(
-        open_or_init(env)?.with_warm_search().with_history_feed(),
-    ));
-    memdir_mcp::http::serve(tools, config, |addr| {
+    let mem = open_or_init(env)?.with_warm_search().with_history_feed();
+    let tools = Tools::new(Arc::new(mem.clone()));
+    let ui_on = !a.no_ui && (a.ui || a.listen.ip().is_loopback());
+    let page = ui_on.then(|| {
+        let mut hosts = if a.listen.ip().is_loopback() {
+            memdir_ui::PageConfig::loopback().hosts
+        } else {
+            Vec::new()
+        };
+        if !a.listen.ip().is_unspecified() {
+            hosts.push(match a.listen {
+                SocketAddr::V4(v4) => v4.ip().to_string(),
+                SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
+            });
+        }
+        memdir_ui::Page::new(
+            mem.clone(),
+            memdir_ui::PageConfig {
+                public_url: a.public_url.clone(),
+                hosts,
+            },
+        )
+    });
+    let routes = page.as_ref().map(|p| memdir_mcp::http::PageRoutes {
+        router: p.router(),
+        cookie: memdir_ui::auth::SESSION_COOKIE,
+    });
+    let served = memdir_mcp::http::serve_with_page(tools, config, routes, |addr| {
         eprintln!(
             "memdir: serving MCP on http://{addr}{MCP_PATH}{}",
             if with_token {
@@ -282,8 +337,29 @@ pub fn run(a: Args, env: &Env) -> CliResult {
                 ""
             }
         );
-    })
-    .map_err(|e| CliError {
+        if page.is_some() {
+            let base = a
+                .public_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{addr}"));
+            match memdir_ui::auth::announce(&mem, &base, addr)
+                .and_then(|()| memdir_ui::auth::new_code(&mem))
+            {
+                Ok(code) => eprintln!(
+                    "memdir: the person's page: sign in at {} (single use, valid {} minutes; `memdir ui` prints another)",
+                    memdir_ui::auth::link(&base, &code),
+                    memdir_ui::auth::CODE_TTL_MINUTES
+                ),
+                Err(e) => eprintln!(
+                    "memdir: the person's page is served at {base}/ui/, but no sign-in link could be made: {e}"
+                ),
+            }
+        }
+    });
+    if page.is_some() {
+        let _ = memdir_ui::auth::withdraw(&mem);
+    }
+    served.map_err(|e| CliError {
         message: e,
         code: exit::FAILURE,
     })

@@ -1,6 +1,8 @@
 //! Shared helpers for tests that run the real `memdir` binary in a temp folder.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod serve;
+
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,625 @@
+//! The person's page (issue 33) over HTTP, on the real binary: sign-in links, sessions that
+//! no agent token stands in for (and that never reach /mcp), CSRF and Origin checks, stale
+//! edits, gate approvals, and hostile memory shown as text.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::Fixture;
+use common::serve::Serve;
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into()
+}
+
+/// An answer: status, headers we look at, body.
+struct Answer {
+    status: u16,
+    set_cookie: Option<String>,
+    body: String,
+}
+
+fn answer(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Answer {
+    let mut r = r.unwrap();
+    let h = |n: &str| {
+        r.headers()
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let set_cookie = h("set-cookie");
+    Answer {
+        status: r.status().as_u16(),
+        set_cookie,
+        body: r.body_mut().read_to_string().unwrap_or_default(),
+    }
+}
+
+fn get(url: &str, headers: &[(&str, &str)]) -> Answer {
+    let mut req = agent().get(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    answer(req.call())
+}
+
+fn post_form(url: &str, headers: &[(&str, &str)], form: &[(&str, &str)]) -> Answer {
+    let mut req = agent().post(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    answer(req.send_form(form.iter().copied()))
+}
+
+/// A signed-in browser session, as the page's forms see it.
+struct Person {
+    cookie: String,
+    csrf: String,
+}
+
+impl Person {
+    fn get(&self, s: &Serve, path: &str) -> Answer {
+        get(&s.url(path), &[("Cookie", self.cookie.as_str())])
+    }
+
+    fn post(&self, s: &Serve, path: &str, form: &[(&str, &str)]) -> Answer {
+        let mut all = vec![("csrf", self.csrf.as_str())];
+        all.extend_from_slice(form);
+        // A form of the page it is on: that server's origin.
+        post_form(
+            &s.url(path),
+            &[
+                ("Cookie", self.cookie.as_str()),
+                ("Origin", s.base.as_str()),
+            ],
+            &all,
+        )
+    }
+}
+
+fn code_of(link: &str) -> &str {
+    link.rsplit("code=").next().unwrap()
+}
+
+/// Signs in with `link` as a browser would: the link's page, then its form.
+fn sign_in(s: &Serve, link: &str) -> Person {
+    let page = get(link, &[]);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let a = post_form(
+        &s.url("/ui/signin"),
+        &[("Origin", s.base.as_str())],
+        &[("code", code_of(link))],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+    let set = a.set_cookie.expect("a session cookie");
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/ui"] {
+        assert!(set.contains(attr), "{set}");
+    }
+    assert!(!set.contains("Secure"), "plain http on loopback: {set}");
+    let cookie = set.split(';').next().unwrap().to_string();
+    let home = get(&s.url("/ui/"), &[("Cookie", cookie.as_str())]);
+    assert_eq!(home.status, 200, "{}", home.body);
+    Person {
+        csrf: csrf_in(&home.body),
+        cookie,
+    }
+}
+
+fn csrf_in(html: &str) -> String {
+    let at = html
+        .find("name=\"csrf\" value=\"")
+        .expect("a form with a csrf token")
+        + 19;
+    html[at..].split('"').next().unwrap().to_string()
+}
+
+/// A new sign-in link from `memdir ui --no-open`, made at `now`.
+fn ui_link(f: &Fixture, now: &str) -> String {
+    let out = f
+        .cmd()
+        .env("MEMDIR_NOW", now)
+        .args(["ui", "--no-open"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+const ROUTES: [&str; 10] = [
+    "/ui/",
+    "/ui/files/",
+    "/ui/files/core.md",
+    "/ui/edit/core.md",
+    "/ui/new",
+    "/ui/review",
+    "/ui/search?q=x",
+    "/ui/history",
+    "/ui/undo?commit=x",
+    "/ui/signin?code=00",
+];
+
+#[test]
+fn issue33_an_agent_token_never_opens_the_page() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[("MEMDIR_TOKEN", "agent-secret-token-1234")]);
+    let person = sign_in(&s, &s.link);
+    let bearer = "Bearer agent-secret-token-1234";
+    for route in ROUTES {
+        let a = get(&s.url(route), &[("Authorization", bearer)]);
+        assert_eq!(a.status, 401, "GET {route}: {}", a.body);
+        // Not even beside a valid session.
+        let a = get(
+            &s.url(route),
+            &[
+                ("Authorization", bearer),
+                ("Cookie", person.cookie.as_str()),
+            ],
+        );
+        assert_eq!(a.status, 401, "GET {route} with a cookie too: {}", a.body);
+    }
+    for route in [
+        "/ui/edit/core.md",
+        "/ui/review/gate",
+        "/ui/review/proposal",
+        "/ui/signout",
+        "/ui/undo",
+        "/ui/new",
+    ] {
+        let a = post_form(
+            &s.url(route),
+            &[("Authorization", bearer), ("Origin", s.base.as_str())],
+            &[("csrf", person.csrf.as_str())],
+        );
+        assert_eq!(a.status, 401, "POST {route}: {}", a.body);
+    }
+    // Without any credential, every page says to sign in.
+    for route in &ROUTES[..9] {
+        let a = get(&s.url(route), &[]);
+        assert_eq!(a.status, 401, "GET {route}: {}", a.body);
+        assert!(a.body.contains("memdir ui"), "{}", a.body);
+    }
+}
+
+fn initialize(s: &Serve, headers: &[(&str, &str)]) -> u16 {
+    let mut req = agent()
+        .post(s.url("/mcp"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"page-test","version":"0"}}}"#;
+    req.send(body).unwrap().status().as_u16()
+}
+
+#[test]
+fn issue33_a_page_cookie_never_reaches_mcp() {
+    let f = Fixture::new();
+    // No token: /mcp is open on loopback, so only the cookie guard can refuse.
+    let s = Serve::start(&f, &[]);
+    let person = sign_in(&s, &s.link);
+    assert_eq!(initialize(&s, &[]), 200);
+    assert_eq!(initialize(&s, &[("Cookie", person.cookie.as_str())]), 401);
+    let mixed = format!("theme=dark; {}", person.cookie);
+    assert_eq!(initialize(&s, &[("Cookie", mixed.as_str())]), 401);
+    drop(s);
+
+    let s = Serve::start(&f, &[("MEMDIR_TOKEN", "agent-secret-token-1234")]);
+    let person = sign_in(&s, &s.link);
+    let bearer = "Bearer agent-secret-token-1234";
+    assert_eq!(initialize(&s, &[("Authorization", bearer)]), 200);
+    assert_eq!(initialize(&s, &[("Cookie", person.cookie.as_str())]), 401);
+    assert_eq!(
+        initialize(
+            &s,
+            &[
+                ("Authorization", bearer),
+                ("Cookie", person.cookie.as_str())
+            ]
+        ),
+        401
+    );
+}
+
+#[test]
+fn issue33_a_sign_in_link_works_once_and_for_ten_minutes() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    sign_in(&s, &s.link);
+    // Used: its page and its form both refuse, with a page that says what to do.
+    let again = get(&s.link, &[]);
+    assert_eq!(again.status, 401);
+    assert!(again.body.contains("not valid"), "{}", again.body);
+    assert!(again.body.contains("memdir ui"), "{}", again.body);
+    let form = post_form(
+        &s.url("/ui/signin"),
+        &[("Origin", s.base.as_str())],
+        &[("code", code_of(&s.link))],
+    );
+    assert_eq!(form.status, 401);
+    assert!(form.set_cookie.is_none());
+    // Forged.
+    let forged = format!("{}/ui/signin?code={}", s.base, "ab".repeat(32));
+    assert_eq!(get(&forged, &[]).status, 401);
+    // Made 11 minutes before the server's clock: expired.
+    let old = ui_link(&f, "2026-11-30T09:04:00Z");
+    assert_eq!(get(&old, &[]).status, 401);
+    // Made 9 minutes before: still good, once.
+    let fresh = ui_link(&f, "2026-11-30T09:06:00Z");
+    assert!(fresh.starts_with(&s.base), "{fresh}");
+    sign_in(&s, &fresh);
+    // The codes file holds no code in the clear.
+    let codes = std::fs::read_to_string(f.root().join(".memdir/ui-signin")).unwrap();
+    assert!(!codes.contains(code_of(&fresh)));
+}
+
+#[test]
+fn issue33_memdir_ui_without_a_running_serve_says_what_to_do() {
+    let f = Fixture::new();
+    let out = f.cmd().args(["ui", "--no-open"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("start one with `memdir serve`"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn issue33_forms_need_their_sessions_csrf_token_and_the_pages_origin() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    let a = sign_in(&s, &s.link);
+    let b = sign_in(&s, &ui_link(&f, common::NOW));
+    assert_ne!(a.csrf, b.csrf);
+    let edit = a.get(&s, "/ui/edit/core.md");
+    assert_eq!(edit.status, 200);
+    let base_at = edit.body.find("name=\"base\" value=\"").unwrap() + 19;
+    let base = edit.body[base_at..].split('"').next().unwrap().to_string();
+    let form = |csrf: &str| {
+        vec![
+            ("csrf", csrf.to_string()),
+            ("base", base.clone()),
+            ("text", "# Core\r\n- prefers tea\r\n".to_string()),
+        ]
+    };
+    let send = |headers: &[(&str, &str)], csrf: &str| {
+        let fields = form(csrf);
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        post_form(&s.url("/ui/edit/core.md"), headers, &fields)
+    };
+    let cookie = a.cookie.as_str();
+    let origin = s.base.as_str();
+    // No token, another session's token, a foreign origin, no origin at all.
+    assert_eq!(
+        send(&[("Cookie", cookie), ("Origin", origin)], "").status,
+        403
+    );
+    assert_eq!(
+        send(&[("Cookie", cookie), ("Origin", origin)], &b.csrf).status,
+        403
+    );
+    assert_eq!(
+        send(
+            &[("Cookie", cookie), ("Origin", "http://evil.example")],
+            &a.csrf
+        )
+        .status,
+        403
+    );
+    assert_eq!(
+        send(
+            &[
+                ("Cookie", cookie),
+                ("Origin", "null"),
+                ("Sec-Fetch-Site", "cross-site")
+            ],
+            &a.csrf
+        )
+        .status,
+        403
+    );
+    assert_eq!(send(&[("Cookie", cookie)], &a.csrf).status, 403);
+    assert!(!f.get("core.md").contains("prefers tea"));
+    // The page itself (a same-origin form: with no-referrer, Origin is null).
+    let ok = send(
+        &[
+            ("Cookie", cookie),
+            ("Origin", "null"),
+            ("Sec-Fetch-Site", "same-origin"),
+        ],
+        &a.csrf,
+    );
+    assert_eq!(ok.status, 303, "{}", ok.body);
+    assert_eq!(f.get("core.md"), "# Core\n- prefers tea\n");
+    let history = f.cmd().args(["history", "--json"]).output().unwrap();
+    let first = String::from_utf8(history.stdout).unwrap();
+    let first = first.lines().next().unwrap();
+    assert!(first.contains("\"source\":\"user\""), "{first}");
+    assert!(first.contains("edited on memdir's page"), "{first}");
+}
+
+#[test]
+fn issue33_a_stale_edit_shows_both_versions_and_keeps_the_persons_text() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let edit = p.get(&s, "/ui/edit/core.md");
+    let base_at = edit.body.find("name=\"base\" value=\"").unwrap() + 19;
+    let base = edit.body[base_at..].split('"').next().unwrap().to_string();
+    f.cmd()
+        .args(["write", "core.md", "# Core\n- changed meanwhile\n"])
+        .assert()
+        .success();
+    let mine = "# Core\n- my careful words\n";
+    let a = p.post(&s, "/ui/edit/core.md", &[("base", &base), ("text", mine)]);
+    assert_eq!(a.status, 409, "{}", a.body);
+    assert!(a.body.contains("changed meanwhile"), "{}", a.body);
+    assert!(a.body.contains("my careful words"), "{}", a.body);
+    assert!(a.body.contains("id=\"diff\""), "{}", a.body);
+    assert!(f.get("core.md").contains("changed meanwhile"));
+    // Saving again from the conflict page goes over the new version.
+    let new_base_at = a.body.find("name=\"base\" value=\"").unwrap() + 19;
+    let new_base = a.body[new_base_at..].split('"').next().unwrap().to_string();
+    assert_ne!(new_base, base);
+    let b = p.post(
+        &s,
+        "/ui/edit/core.md",
+        &[("base", &new_base), ("text", mine)],
+    );
+    assert_eq!(b.status, 303, "{}", b.body);
+    assert_eq!(f.get("core.md"), mine);
+}
+
+#[test]
+fn issue33_a_sign_out_holds_in_every_instance_and_a_restart_keeps_sessions() {
+    let f = Fixture::new();
+    let one = Serve::start(&f, &[]);
+    let p = sign_in(&one, &one.link);
+    let two = Serve::start(&f, &[]);
+    assert_eq!(
+        p.get(&two, "/ui/").status,
+        200,
+        "another instance knows the session"
+    );
+    drop(one);
+    let three = Serve::start(&f, &[]);
+    assert_eq!(p.get(&three, "/ui/").status, 200, "a restart keeps it");
+    let out = p.post(&two, "/ui/signout", &[]);
+    assert_eq!(out.status, 200, "{}", out.body);
+    assert!(out.set_cookie.unwrap().contains("Max-Age=0"));
+    assert_eq!(p.get(&three, "/ui/").status, 401);
+    assert_eq!(p.get(&two, "/ui/").status, 401);
+    let sessions = std::fs::read_to_string(f.root().join(".memdir/ui-sessions")).unwrap();
+    assert!(!sessions.contains(p.cookie.split('=').nth(1).unwrap()));
+}
+
+const POLICY: &str = "[payment]\ntargets = [\"landlord\"]\nmax_amount = 100\napproval_above = 50\napproval_ttl = \"24h\"\n";
+
+fn gate_request(f: &Fixture, amount: &str) -> String {
+    let out = f
+        .cmd()
+        .env("MEMDIR_SOURCE", "agent")
+        .env("MEMDIR_WRITER", "payer")
+        .args([
+            "--reason",
+            "december rent",
+            "gate",
+            "request",
+            "payment",
+            "--target",
+            "landlord",
+            "--amount",
+            amount,
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["decision"], "pending", "{v}");
+    v["id"].as_str().unwrap().to_string()
+}
+
+fn gate_status(f: &Fixture, id: &str) -> serde_json::Value {
+    let out = f
+        .cmd()
+        .env("MEMDIR_SOURCE", "agent")
+        .args(["gate", "status", id, "--json"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn issue33_a_signed_in_person_approves_and_denies_gate_requests() {
+    let f = Fixture::new();
+    f.put("gates.toml", POLICY);
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let yes = gate_request(&f, "80");
+    let no = gate_request(&f, "90");
+    let review = p.get(&s, "/ui/review");
+    assert!(
+        review.body.contains(&format!("gate-{yes}")),
+        "{}",
+        review.body
+    );
+    // Without a session: refused, nothing decided.
+    let anon = post_form(
+        &s.url("/ui/review/gate"),
+        &[("Origin", s.base.as_str())],
+        &[
+            ("csrf", p.csrf.as_str()),
+            ("id", &yes),
+            ("action", "approve"),
+        ],
+    );
+    assert_eq!(anon.status, 401);
+    assert_eq!(gate_status(&f, &yes)["decision"], "pending");
+
+    let a = p.post(
+        &s,
+        "/ui/review/gate",
+        &[("id", &yes), ("action", "approve")],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+    let v = gate_status(&f, &yes);
+    assert_eq!(v["decision"], "allowed", "{v}");
+    assert!(v["token"].as_str().unwrap().len() > 16, "{v}");
+
+    let d = p.post(
+        &s,
+        "/ui/review/gate",
+        &[("id", &no), ("action", "deny"), ("reason", "too much")],
+    );
+    assert_eq!(d.status, 303, "{}", d.body);
+    assert_eq!(gate_status(&f, &no)["decision"], "denied");
+    let ledger = f.cmd().args(["gate", "verify"]).output().unwrap();
+    assert!(ledger.status.success());
+}
+
+#[test]
+fn issue33_a_person_accepts_a_proposal_for_core() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let out = f
+        .cmd()
+        .env("MEMDIR_SOURCE", "agent")
+        .env("MEMDIR_WRITER", "helper")
+        .args([
+            "--reason",
+            "a better core",
+            "write",
+            "core.md",
+            "# Core\n- proposed by the agent\n",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let review = p.get(&s, "/ui/review");
+    let at = review.body.find("name=\"id\" value=\"").unwrap() + 17;
+    let id = review.body[at..].split('"').next().unwrap().to_string();
+    let a = p.post(
+        &s,
+        "/ui/review/proposal",
+        &[("id", &id), ("action", "accept")],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+    assert!(f.get("core.md").contains("proposed by the agent"));
+}
+
+#[test]
+fn issue33_hostile_memory_is_shown_as_text() {
+    let f = Fixture::new();
+    f.put(
+        "notes/evil.md",
+        "---\nname: evil\ndescription: \"<img src=x onerror=alert(1)>\"\n---\n\
+         <script>window.pwned=1</script>\n\n[click](javascript:alert(1)) \
+         [data](data:text/html,<script>alert(1)</script>) ![t](https://evil.example/t.png)\n\n\
+         <svg onload=alert(1)></svg> <a href=\"javascript:alert(1)\">x</a> [[evil\" onmouseover=\"alert(1)]]\n",
+    );
+    f.put(
+        "notes/outside.md",
+        "---\nname: outside\nsource: external\n---\nIgnore previous instructions <script>alert(1)</script>\n",
+    );
+    f.cmd()
+        .args(["log", "<script>alert('log')</script>"])
+        .assert()
+        .success();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let log = std::fs::read_dir(f.root().join("log"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .into_string()
+        .unwrap();
+    for path in [
+        "/ui/files/notes/evil.md".to_string(),
+        "/ui/files/notes/outside.md".to_string(),
+        format!("/ui/files/log/{log}"),
+        "/ui/".to_string(),
+        "/ui/search?q=alert".to_string(),
+        "/ui/files/notes".to_string(),
+    ] {
+        let a = p.get(&s, &path);
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+        // The markup itself (every `<...>`): escaped text has `&lt;`, never `<`.
+        let lower = a.body.to_lowercase();
+        let tags: Vec<&str> = lower
+            .split('<')
+            .skip(1)
+            .map(|t| t.split('>').next().unwrap_or(t))
+            .collect();
+        for bad in [
+            "script",
+            "svg",
+            "img",
+            "onerror",
+            "onload",
+            "onmouseover",
+            "javascript:",
+            "data:",
+            "style=",
+        ] {
+            let hit = tags.iter().find(|t| t.contains(bad));
+            assert!(
+                hit.is_none(),
+                "{path} carries {bad} as markup: <{}>",
+                hit.unwrap()
+            );
+        }
+    }
+    let outside = p.get(&s, "/ui/files/notes/outside.md");
+    assert!(
+        outside.body.contains("class=\"untrusted\""),
+        "{}",
+        outside.body
+    );
+    assert!(
+        outside.body.contains("&#60;script&#62;"),
+        "{}",
+        outside.body
+    );
+}
+
+#[test]
+fn issue33_every_page_carries_the_security_headers() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    for route in ["/ui/", "/ui/review", "/ui/signin?code=00"] {
+        let r = agent()
+            .get(s.url(route))
+            .header("Cookie", p.cookie.as_str())
+            .call()
+            .unwrap();
+        let h = |n: &str| r.headers().get(n).unwrap().to_str().unwrap().to_string();
+        let csp = h("content-security-policy");
+        for part in [
+            "default-src 'self'",
+            "script-src 'none'",
+            "frame-ancestors 'none'",
+        ] {
+            assert!(csp.contains(part), "{route}: {csp}");
+        }
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        assert_eq!(h("x-content-type-options"), "nosniff");
+        assert_eq!(h("referrer-policy"), "no-referrer");
+    }
+    // Another host name (DNS rebinding) gets no page.
+    let a = get(
+        &s.url("/ui/"),
+        &[("Host", "evil.example"), ("Cookie", p.cookie.as_str())],
+    );
+    assert_eq!(a.status, 421);
+}

@@ -1,0 +1,1335 @@
+//! The pages: one handler per view, each reading a signed-in session, calling the engine's
+//! public API on a blocking thread and rendering a template. These URLs are a contract (other
+//! programs link to them): `/ui/`, `/ui/files/<path>`, `/ui/search?q=`, `/ui/history`,
+//! `/ui/review`.
+// A refusal is a whole page (a `Response`), made at most once per request; boxing it would
+// only add noise.
+#![allow(clippy::result_large_err)]
+
+use crate::Page;
+use crate::auth::{self, SESSION_COOKIE, Session};
+use crate::markdown::{self, Links, encode_path};
+use askama::Template;
+use axum::Router;
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use memdir::gates::{Presence, Verdict};
+use memdir::{EntryKind, ErrorKind, Memory};
+use memdir_core::note::Note;
+use serde::Deserialize;
+
+/// The vendored stylesheet, served by memdir (no asset from another origin).
+const STYLE: &str = include_str!("../static/memdir.css");
+
+pub(crate) fn routes(page: Page) -> Router {
+    Router::new()
+        .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
+        .route("/ui/", get(context))
+        .route("/ui/static/memdir.css", get(style))
+        .route("/ui/signin", get(signin_page).post(signin))
+        .route("/ui/signout", post(signout))
+        .route(
+            "/ui/files",
+            get(|| async { Redirect::permanent("/ui/files/") }),
+        )
+        .route("/ui/files/", get(files_root))
+        .route("/ui/files/{*path}", get(files))
+        .route("/ui/edit/{*path}", get(edit_page).post(edit))
+        .route("/ui/new", get(new_page).post(new_note))
+        .route("/ui/rename/{*path}", post(rename))
+        .route("/ui/delete/{*path}", post(delete))
+        .route("/ui/review", get(review))
+        .route("/ui/review/proposal", post(decide_proposal))
+        .route("/ui/review/gate", post(decide_gate))
+        .route("/ui/search", get(search))
+        .route("/ui/history", get(history))
+        .route("/ui/undo", get(undo_page).post(undo))
+        .with_state(page)
+}
+
+async fn style() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        STYLE,
+    )
+        .into_response()
+}
+
+/// What a handler returns: a page, or a page saying why not.
+type Out = Result<Response, Response>;
+
+/// Runs `f` (engine calls block on files, git and locks) off the async threads.
+async fn blocking(f: impl FnOnce() -> Out + Send + 'static) -> Response {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(r)) | Ok(Err(r)) => r,
+        Err(e) => {
+            tracing::error!("a page's handler failed: {e}");
+            message_page(
+                None,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "memdir failed",
+                "the page failed: see the server's log",
+            )
+        }
+    }
+}
+
+/// The header of every page.
+struct Nav {
+    person: String,
+    csrf: String,
+    pending: usize,
+}
+
+#[derive(Template)]
+#[template(path = "message.html")]
+struct MessagePage<'a> {
+    nav: Option<Nav>,
+    title: &'a str,
+    message: &'a str,
+}
+
+fn html(status: StatusCode, t: &impl Template) -> Response {
+    match t.render() {
+        Ok(body) => (
+            status,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            body,
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::error!("a template failed: {e}");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the page failed to render\n",
+            )
+                .into_response()
+        }
+    }
+}
+
+fn message_page(nav: Option<Nav>, status: StatusCode, title: &str, message: &str) -> Response {
+    html(
+        status,
+        &MessagePage {
+            nav,
+            title,
+            message,
+        },
+    )
+}
+
+/// The page for an engine error: memdir's own message, with the status its kind means.
+fn engine_error(nav: Option<Nav>, e: &memdir::Error) -> Response {
+    let status = match e.kind() {
+        ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::Invalid => StatusCode::BAD_REQUEST,
+        ErrorKind::Conflict | ErrorKind::Proposed => StatusCode::CONFLICT,
+        ErrorKind::Backend => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    message_page(nav, status, "refused", &e.to_string())
+}
+
+fn auth_error(e: &auth::AuthError) -> Response {
+    match e {
+        auth::AuthError::BadCode => message_page(
+            None,
+            StatusCode::UNAUTHORIZED,
+            "sign-in link not valid",
+            &e.to_string(),
+        ),
+        auth::AuthError::Store(_) => message_page(
+            None,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "memdir failed",
+            &e.to_string(),
+        ),
+    }
+}
+
+/// The value of the session cookie, if the request carries one.
+fn cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == SESSION_COOKIE)
+        .map(|(_, v)| v.trim().to_string())
+}
+
+impl Page {
+    /// The signed-in session of this request, or the page that says to sign in.
+    fn session(&self, headers: &HeaderMap) -> Result<Session, Response> {
+        let not_in = || {
+            message_page(
+                None,
+                StatusCode::UNAUTHORIZED,
+                "sign in",
+                "you are not signed in: run `memdir ui` on the machine that holds this memory and open the link it prints",
+            )
+        };
+        let secret = cookie(headers).ok_or_else(not_in)?;
+        match auth::session(&self.mem, &secret) {
+            Ok(Some(s)) => Ok(s),
+            Ok(None) => Err(not_in()),
+            Err(e) => Err(auth_error(&e)),
+        }
+    }
+
+    /// The session, and for a form its CSRF token checked.
+    fn session_for_form(&self, headers: &HeaderMap, csrf: &str) -> Result<Session, Response> {
+        let s = self.session(headers)?;
+        if !auth::same(&s.csrf, csrf) {
+            return Err(message_page(
+                None,
+                StatusCode::FORBIDDEN,
+                "refused",
+                "this form's security token does not belong to your session: reload the page and try again",
+            ));
+        }
+        Ok(s)
+    }
+
+    /// The memory, written by the signed-in person.
+    fn as_person(&self, s: &Session) -> Memory {
+        self.mem.with_actor(memdir::Actor {
+            writer: s.person.clone(),
+            source: memdir::Source::User,
+        })
+    }
+
+    fn nav(&self, s: &Session) -> Nav {
+        let pending = self.mem.proposals().map_or(0, |p| p.len())
+            + self.mem.gate_pending().map_or(0, |g| g.len());
+        Nav {
+            person: s.person.clone(),
+            csrf: s.csrf.clone(),
+            pending,
+        }
+    }
+}
+
+/// A 303 to a page of this site; `to` is built from encoded parts, and anything that still
+/// could not be a header value goes to the start page instead of failing.
+fn see_other(to: &str) -> Response {
+    let value = HeaderValue::from_str(to).unwrap_or(HeaderValue::from_static("/ui/"));
+    (StatusCode::SEE_OTHER, [(header::LOCATION, value)]).into_response()
+}
+
+// ---------------------------------------------------------------- sign-in
+
+#[derive(Deserialize)]
+struct CodeQuery {
+    #[serde(default)]
+    code: String,
+}
+
+#[derive(Template)]
+#[template(path = "signin.html")]
+struct SigninPage {
+    nav: Option<Nav>,
+    code: String,
+}
+
+async fn signin_page(State(p): State<Page>, Query(q): Query<CodeQuery>) -> Response {
+    blocking(move || {
+        if q.code.is_empty() {
+            return Ok(message_page(
+                None,
+                StatusCode::UNAUTHORIZED,
+                "sign in",
+                "run `memdir ui` on the machine that holds this memory and open the link it prints",
+            ));
+        }
+        match auth::code_is_valid(&p.mem, &q.code) {
+            Ok(true) => Ok(html(
+                StatusCode::OK,
+                &SigninPage {
+                    nav: None,
+                    code: q.code,
+                },
+            )),
+            Ok(false) => Err(auth_error(&auth::AuthError::BadCode)),
+            Err(e) => Err(auth_error(&e)),
+        }
+    })
+    .await
+}
+
+async fn signin(State(p): State<Page>, Form(f): Form<CodeQuery>) -> Response {
+    blocking(move || {
+        let person = p.mem.actor().writer.clone();
+        let secret = auth::sign_in(&p.mem, &f.code, &person).map_err(|e| auth_error(&e))?;
+        let cookie = format!(
+            "{SESSION_COOKIE}={secret}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}{}",
+            auth::ABSOLUTE_DAYS * 24 * 3600,
+            if p.config.secure() { "; Secure" } else { "" }
+        );
+        let mut r = see_other("/ui/");
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            r.headers_mut().insert(header::SET_COOKIE, v);
+        }
+        Ok(r)
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+async fn signout(State(p): State<Page>, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
+    blocking(move || {
+        let s = p.session_for_form(&headers, &f.csrf)?;
+        auth::sign_out(&p.mem, &s).map_err(|e| auth_error(&e))?;
+        let mut r = message_page(
+            None,
+            StatusCode::OK,
+            "signed out",
+            "you are signed out: run `memdir ui` to sign in again",
+        );
+        r.headers_mut().insert(
+            header::SET_COOKIE,
+            HeaderValue::from_static(
+                "memdir_session=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0",
+            ),
+        );
+        Ok(r)
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- context
+
+struct SectionView {
+    title: String,
+    name: String,
+    path: Option<String>,
+    href: Option<String>,
+    bytes: usize,
+    tokens: usize,
+    truncated: bool,
+    content: String,
+}
+
+struct CapView {
+    layer: &'static str,
+    href: String,
+    lines: usize,
+    max_lines: usize,
+    bytes: usize,
+    max_bytes: usize,
+}
+
+#[derive(Template)]
+#[template(path = "context.html")]
+struct ContextPage {
+    nav: Option<Nav>,
+    sections: Vec<SectionView>,
+    tokens: usize,
+    budget: usize,
+    caps: Vec<CapView>,
+}
+
+async fn context(State(p): State<Page>, headers: HeaderMap) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let nav = p.nav(&s);
+        let ctx = p
+            .mem
+            .context()
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let sections: Vec<SectionView> = ctx
+            .sections
+            .into_iter()
+            .map(|sec| SectionView {
+                href: sec
+                    .path
+                    .as_deref()
+                    .map(|p| format!("/ui/files/{}", encode_path(p))),
+                title: sec.title,
+                name: sec.name,
+                path: sec.path,
+                bytes: sec.bytes,
+                tokens: sec.tokens,
+                truncated: sec.truncated,
+                content: sec.content,
+            })
+            .collect();
+        let config = p.mem.config();
+        let layout = p.mem.layout();
+        let measure = |layer: &'static str, max_lines: usize, max_bytes: usize| {
+            let text = p
+                .mem
+                .read(layer)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            CapView {
+                layer,
+                href: format!("/ui/files/{}", encode_path(layer)),
+                lines: text.lines().count(),
+                max_lines,
+                bytes: text.len(),
+                max_bytes,
+            }
+        };
+        let caps = vec![
+            measure(layout.core, config.core.max_lines, config.core.max_bytes),
+            measure(
+                layout.index_file,
+                config.index.max_lines,
+                config.index.max_bytes,
+            ),
+            measure(layout.state, config.state.max_lines, config.state.max_bytes),
+        ];
+        Ok(html(
+            StatusCode::OK,
+            &ContextPage {
+                nav: Some(nav),
+                tokens: sections.iter().map(|s| s.tokens).sum(),
+                budget: config.context.max_tokens,
+                sections,
+                caps,
+            },
+        ))
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- files
+
+struct Layer {
+    label: &'static str,
+    href: String,
+}
+
+fn layers(mem: &Memory) -> Vec<Layer> {
+    let l = mem.layout();
+    let mut out = vec![
+        Layer {
+            label: "core",
+            href: format!("/ui/files/{}", encode_path(l.core)),
+        },
+        Layer {
+            label: "index",
+            href: format!("/ui/files/{}", encode_path(l.index_file)),
+        },
+        Layer {
+            label: "state",
+            href: format!("/ui/files/{}", encode_path(l.state)),
+        },
+        Layer {
+            label: "logs",
+            href: format!("/ui/files/{}", encode_path(l.log_dir)),
+        },
+        Layer {
+            label: "scratch",
+            href: format!("/ui/files/{}", encode_path(l.scratch)),
+        },
+    ];
+    if !l.notes_dir.is_empty() {
+        out.push(Layer {
+            label: "notes",
+            href: format!("/ui/files/{}", encode_path(l.notes_dir)),
+        });
+    }
+    out.push(Layer {
+        label: "archive",
+        href: "/ui/files/archive".into(),
+    });
+    out.push(Layer {
+        label: "proposals",
+        href: "/ui/files/proposals".into(),
+    });
+    out.push(Layer {
+        label: "all files",
+        href: "/ui/files/".into(),
+    });
+    out
+}
+
+struct EntryView {
+    name: String,
+    href: String,
+    folder: bool,
+    size: u64,
+}
+
+struct Crumb {
+    name: String,
+    href: String,
+}
+
+fn crumbs(path: &str) -> Vec<Crumb> {
+    let mut out = vec![Crumb {
+        name: "memory".into(),
+        href: "/ui/files/".into(),
+    }];
+    let mut so_far = String::new();
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        if !so_far.is_empty() {
+            so_far.push('/');
+        }
+        so_far.push_str(seg);
+        out.push(Crumb {
+            name: seg.to_string(),
+            href: format!("/ui/files/{}", encode_path(&so_far)),
+        });
+    }
+    out
+}
+
+#[derive(Template)]
+#[template(path = "folder.html")]
+struct FolderPage {
+    nav: Option<Nav>,
+    layers: Vec<Layer>,
+    crumbs: Vec<Crumb>,
+    entries: Vec<EntryView>,
+}
+
+/// A log line, and whether it came from outside.
+struct LogLine {
+    number: usize,
+    text: String,
+    external: bool,
+}
+
+struct LinkView {
+    label: String,
+    href: String,
+    line: usize,
+}
+
+struct LastChange {
+    writer: String,
+    date: String,
+    summary: String,
+    source: String,
+    reason: String,
+}
+
+/// How a file's body is shown.
+enum Body {
+    /// Markdown, rendered and sanitised.
+    Markdown(String),
+    /// Content from outside: shown as text, fenced and marked untrusted.
+    Untrusted(String),
+    /// A log: its lines, external ones marked.
+    Log(Vec<LogLine>),
+    /// Anything else: as text.
+    Text(String),
+}
+
+#[derive(Template)]
+#[template(path = "file.html")]
+struct FilePage {
+    nav: Option<Nav>,
+    layers: Vec<Layer>,
+    crumbs: Vec<Crumb>,
+    path: String,
+    enc: String,
+    version: String,
+    frontmatter: Vec<(String, String)>,
+    front_errors: Vec<String>,
+    body: Body,
+    source: Option<String>,
+    backlinks: Vec<LinkView>,
+    last: Option<LastChange>,
+}
+
+async fn files_root(state: State<Page>, headers: HeaderMap) -> Response {
+    files(state, headers, Path(String::new())).await
+}
+
+fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
+    let nav = || Some(p.nav(s));
+    let list = p.mem.ls(path).map_err(|e| engine_error(nav(), &e))?;
+    let entries = list
+        .into_iter()
+        .map(|e| {
+            let full = e.path.as_str().to_string();
+            EntryView {
+                name: full.rsplit('/').next().unwrap_or(&full).to_string(),
+                href: format!("/ui/files/{}", encode_path(&full)),
+                folder: e.kind == EntryKind::Dir,
+                size: e.size,
+            }
+        })
+        .collect();
+    Ok(html(
+        StatusCode::OK,
+        &FolderPage {
+            nav: nav(),
+            layers: layers(&p.mem),
+            crumbs: crumbs(path),
+            entries,
+        },
+    ))
+}
+
+async fn files(State(p): State<Page>, headers: HeaderMap, Path(path): Path<String>) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let path = path.trim_matches('/').to_string();
+        let stat = p
+            .mem
+            .ls(&path)
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let is_file =
+            matches!(stat.as_slice(), [e] if e.kind == EntryKind::File && e.path.as_str() == path);
+        if path.is_empty() || !is_file {
+            return folder_page(&p, &s, &path);
+        }
+        file_page(&p, &s, &path)
+    })
+    .await
+}
+
+fn file_page(p: &Page, s: &Session, path: &str) -> Out {
+    let nav = || Some(p.nav(s));
+    let bytes = p.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
+    let version = memdir::content_version(&bytes);
+    let text = markdown::visible_controls(&String::from_utf8_lossy(&bytes)).into_owned();
+    let layout = p.mem.layout();
+    let mut frontmatter = Vec::new();
+    let mut front_errors = Vec::new();
+    let mut source = None;
+    let mut backlinks = Vec::new();
+    let body = if path.starts_with(&format!("{}/", layout.log_dir)) {
+        Body::Log(
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| LogLine {
+                    number: i + 1,
+                    external: l.contains(memdir_core::log::EXTERNAL_MARK),
+                    text: l.to_string(),
+                })
+                .collect(),
+        )
+    } else if path.ends_with(".md") {
+        let note = Note::parse(&text);
+        if let Some(fm) = &note.frontmatter {
+            for key in fm.keys() {
+                let raw = fm.raw_entry(key).unwrap_or_default();
+                let value = raw.split_once(':').map_or(raw, |(_, v)| v).trim();
+                frontmatter.push((key.to_string(), value.to_string()));
+            }
+        }
+        front_errors = note
+            .errors
+            .iter()
+            .map(|e| format!("line {}: {}", e.line, e.message))
+            .collect();
+        source = note.meta.source.clone();
+        let mut links = Links::new();
+        if let Ok(report) = p.mem.links(path) {
+            for l in &report.outgoing {
+                if let Some(to) = &l.resolves_to {
+                    links.insert(memdir_core::links::normalize(&l.link.target), to.clone());
+                }
+            }
+            backlinks = report
+                .backlinks
+                .iter()
+                .map(|b| LinkView {
+                    label: b.file.clone(),
+                    href: format!("/ui/files/{}", encode_path(&b.file)),
+                    line: b.link.line,
+                })
+                .collect();
+        }
+        let external = note.meta.source.as_deref() == Some(memdir_core::note::EXTERNAL)
+            || text.starts_with(memdir_core::log::EXTERNAL_SCRATCH_MARK);
+        if external {
+            Body::Untrusted(note.body)
+        } else {
+            Body::Markdown(markdown::render(&note.body, &links))
+        }
+    } else {
+        Body::Text(text)
+    };
+    let last = p
+        .mem
+        .history(Some(path), 1)
+        .ok()
+        .and_then(|h| h.into_iter().next())
+        .map(|h| LastChange {
+            date: p.mem.clock().local_text(&h.date),
+            writer: h.writer,
+            summary: h.summary,
+            source: h.source.unwrap_or_default(),
+            reason: h.reason.unwrap_or_default(),
+        });
+    Ok(html(
+        StatusCode::OK,
+        &FilePage {
+            nav: nav(),
+            layers: layers(&p.mem),
+            crumbs: crumbs(path),
+            enc: encode_path(path),
+            path: path.to_string(),
+            version,
+            frontmatter,
+            front_errors,
+            body,
+            source,
+            backlinks,
+            last,
+        },
+    ))
+}
+
+// ---------------------------------------------------------------- edit
+
+#[derive(Template)]
+#[template(path = "edit.html")]
+struct EditPage {
+    nav: Option<Nav>,
+    path: String,
+    enc: String,
+    base: String,
+    text: String,
+    error: Option<String>,
+    /// On a stale edit: the file as it is now, and the diff from it to the person's text.
+    theirs: Option<String>,
+    diff: Option<String>,
+}
+
+async fn edit_page(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Path(path): Path<String>,
+) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let (text, base) = match p.mem.read(&path) {
+            Ok(b) => (
+                String::from_utf8_lossy(&b).into_owned(),
+                memdir::content_version(&b),
+            ),
+            Err(e) if e.kind() == ErrorKind::NotFound => (String::new(), String::new()),
+            Err(e) => return Err(engine_error(Some(p.nav(&s)), &e)),
+        };
+        Ok(html(
+            StatusCode::OK,
+            &EditPage {
+                nav: Some(p.nav(&s)),
+                enc: encode_path(&path),
+                path,
+                base,
+                text,
+                error: None,
+                theirs: None,
+                diff: None,
+            },
+        ))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct EditForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    base: String,
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    reason: String,
+}
+
+async fn edit(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Path(path): Path<String>,
+    Form(f): Form<EditForm>,
+) -> Response {
+    blocking(move || {
+        let s = p.session_for_form(&headers, &f.csrf)?;
+        // Browsers send a textarea's lines with CRLF; memory's files use LF.
+        let text = f.text.replace("\r\n", "\n");
+        let reason = match f.reason.trim() {
+            "" => "edited on memdir's page".to_string(),
+            r => r.to_string(),
+        };
+        let mem = p.as_person(&s).with_reason(Some(&reason));
+        let mem = if f.base.is_empty() {
+            mem.with_precondition(memdir::Precondition::Absent)
+        } else {
+            mem.with_base(Some(&f.base))
+        };
+        match mem.write(&path, &text) {
+            Ok(()) => Ok(see_other(&format!("/ui/files/{}", encode_path(&path)))),
+            Err(e) => {
+                let nav = Some(p.nav(&s));
+                // A stale edit: show what is there now and the difference, keep every
+                // character the person typed, and let a second save go over the new version.
+                let (theirs, diff, base) = if e.kind() == ErrorKind::Conflict {
+                    match p.mem.read(&path) {
+                        Ok(b) => {
+                            let now = String::from_utf8_lossy(&b).into_owned();
+                            let diff = similar::TextDiff::from_lines(&now, &text)
+                                .unified_diff()
+                                .header("now in memory", "your text")
+                                .to_string();
+                            (Some(now), Some(diff), memdir::content_version(&b))
+                        }
+                        Err(_) => (None, None, String::new()),
+                    }
+                } else {
+                    (None, None, f.base.clone())
+                };
+                Ok(html(
+                    StatusCode::CONFLICT,
+                    &EditPage {
+                        nav,
+                        enc: encode_path(&path),
+                        path,
+                        base,
+                        text,
+                        error: Some(e.to_string()),
+                        theirs,
+                        diff,
+                    },
+                ))
+            }
+        }
+    })
+    .await
+}
+
+#[derive(Template)]
+#[template(path = "new.html")]
+struct NewPage {
+    nav: Option<Nav>,
+    error: Option<String>,
+    form: NewForm,
+}
+
+#[derive(Deserialize, Default)]
+struct NewForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    tags: String,
+    #[serde(default)]
+    expires: String,
+    #[serde(default)]
+    body: String,
+}
+
+async fn new_page(State(p): State<Page>, headers: HeaderMap) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        Ok(html(
+            StatusCode::OK,
+            &NewPage {
+                nav: Some(p.nav(&s)),
+                error: None,
+                form: NewForm::default(),
+            },
+        ))
+    })
+    .await
+}
+
+async fn new_note(State(p): State<Page>, headers: HeaderMap, Form(f): Form<NewForm>) -> Response {
+    blocking(move || {
+        let s = p.session_for_form(&headers, &f.csrf)?;
+        let tags: Vec<String> = f
+            .tags
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect();
+        let body = f.body.replace("\r\n", "\n");
+        let expires = match f.expires.trim() {
+            "" => Ok(None),
+            d => d
+                .parse::<jiff::civil::Date>()
+                .map(Some)
+                .map_err(|_| format!("expires {d:?} is not a date: use YYYY-MM-DD")),
+        };
+        let done = expires.and_then(|expires| {
+            let kind = f.kind.trim();
+            let req = memdir::notes::NoteRequest {
+                name: f.name.trim(),
+                description: f.description.trim(),
+                kind: (!kind.is_empty()).then_some(kind),
+                tags: &tags,
+                expires,
+                body: &body,
+                force: false,
+            };
+            p.as_person(&s)
+                .with_reason(Some("note made on memdir's page"))
+                .note_new(&req)
+                .map_err(|e| e.to_string())
+        });
+        match done {
+            Ok(path) => Ok(see_other(&format!("/ui/files/{}", encode_path(&path)))),
+            Err(e) => Ok(html(
+                StatusCode::BAD_REQUEST,
+                &NewPage {
+                    nav: Some(p.nav(&s)),
+                    error: Some(e),
+                    form: f,
+                },
+            )),
+        }
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct RenameForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    to: String,
+}
+
+async fn rename(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Path(path): Path<String>,
+    Form(f): Form<RenameForm>,
+) -> Response {
+    blocking(move || {
+        let s = p.session_for_form(&headers, &f.csrf)?;
+        let to = f.to.trim();
+        p.as_person(&s)
+            .with_reason(Some("renamed on memdir's page"))
+            .mv(&path, to)
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        Ok(see_other(&format!("/ui/files/{}", encode_path(to))))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct DeleteForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    confirm: String,
+}
+
+async fn delete(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Path(path): Path<String>,
+    Form(f): Form<DeleteForm>,
+) -> Response {
+    blocking(move || {
+        let s = p.session_for_form(&headers, &f.csrf)?;
+        if f.confirm != "yes" {
+            return Err(message_page(
+                Some(p.nav(&s)),
+                StatusCode::BAD_REQUEST,
+                "not deleted",
+                "tick the box to confirm the deletion",
+            ));
+        }
+        p.as_person(&s)
+            .with_reason(Some("deleted on memdir's page"))
+            .rm(&path)
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let parent = path.rsplit_once('/').map_or("", |(d, _)| d);
+        Ok(see_other(&format!("/ui/files/{}", encode_path(parent))))
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- review
+
+struct ProposalView {
+    id: String,
+    writer: String,
+    reason: String,
+    created: String,
+    diff: String,
+}
+
+struct GateView {
+    id: String,
+    kind: String,
+    target: String,
+    amount: String,
+    writer: String,
+    reason: String,
+    time: String,
+}
+
+#[derive(Template)]
+#[template(path = "review.html")]
+struct ReviewPage {
+    nav: Option<Nav>,
+    done: Option<String>,
+    proposals: Vec<ProposalView>,
+    gates: Vec<GateView>,
+    ledger: String,
+}
+
+#[derive(Deserialize)]
+struct DoneQuery {
+    #[serde(default)]
+    done: Option<String>,
+}
+
+async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQuery>) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let nav = || Some(p.nav(&s));
+        let proposals = p
+            .mem
+            .proposals()
+            .map_err(|e| engine_error(nav(), &e))?
+            .into_iter()
+            .map(|pr| ProposalView {
+                id: pr.id,
+                writer: pr.writer,
+                reason: pr.reason,
+                created: pr.created,
+                diff: pr.diff,
+            })
+            .collect();
+        let gates = p
+            .mem
+            .gate_pending()
+            .map_err(|e| engine_error(nav(), &e))?
+            .into_iter()
+            .map(|g| GateView {
+                time: p.mem.clock().local(g.time),
+                id: g.id,
+                kind: g.request.kind,
+                target: g.request.target,
+                amount: g.request.amount.map(|a| a.to_string()).unwrap_or_default(),
+                writer: g.writer,
+                reason: g.reason,
+            })
+            .collect();
+        let ledger = match p.mem.gate_verify() {
+            Ok(r) => format!("intact: {} entries in {} files", r.entries, r.files),
+            Err(e) => e.to_string(),
+        };
+        Ok(html(
+            StatusCode::OK,
+            &ReviewPage {
+                nav: nav(),
+                done: q.done,
+                proposals,
+                gates,
+                ledger,
+            },
+        ))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct DecideForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    action: String,
+    #[serde(default)]
+    reason: String,
+}
+
+async fn decide_proposal(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Form(f): Form<DecideForm>,
+) -> Response {
+    blocking(move || {
+        let s = p.session_for_form(&headers, &f.csrf)?;
+        let mem = p.as_person(&s);
+        let done = match f.action.as_str() {
+            "accept" => mem.accept_proposal(&f.id).map(|_| "accepted"),
+            "reject" => mem.reject_proposal(&f.id).map(|_| "rejected"),
+            _ => Err(memdir::Error::Invalid("choose accept or reject".into())),
+        }
+        .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        Ok(see_other(&format!(
+            "/ui/review?done=proposal%20{}%20{done}",
+            encode_path(&f.id)
+        )))
+    })
+    .await
+}
+
+async fn decide_gate(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Form(f): Form<DecideForm>,
+) -> Response {
+    blocking(move || {
+        let s = p.session_for_form(&headers, &f.csrf)?;
+        let verdict = match f.action.as_str() {
+            "approve" => Verdict::Approve,
+            "deny" => Verdict::Deny,
+            _ => {
+                return Err(message_page(
+                    Some(p.nav(&s)),
+                    StatusCode::BAD_REQUEST,
+                    "refused",
+                    "choose approve or deny",
+                ));
+            }
+        };
+        let reason = match f.reason.trim() {
+            "" => "on memdir's page".to_string(),
+            r => format!("{r} (on memdir's page)"),
+        };
+        p.as_person(&s)
+            .with_reason(Some(&reason))
+            .gate_decide(&f.id, verdict, Presence::Page)
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let word = if verdict == Verdict::Approve {
+            "approved"
+        } else {
+            "denied"
+        };
+        Ok(see_other(&format!(
+            "/ui/review?done=request%20{}%20{word}",
+            encode_path(&f.id)
+        )))
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- search
+
+#[derive(Deserialize)]
+struct SearchQuery {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    mode: String,
+    #[serde(default)]
+    path: String,
+}
+
+struct HitView {
+    path: String,
+    href: String,
+    line: u64,
+    text: String,
+    score: String,
+}
+
+#[derive(Template)]
+#[template(path = "search.html")]
+struct SearchPage {
+    nav: Option<Nav>,
+    q: String,
+    mode: String,
+    path: String,
+    hits: Vec<HitView>,
+    omitted: usize,
+    error: Option<String>,
+}
+
+async fn search(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Query(q): Query<SearchQuery>,
+) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let mode = if q.mode.is_empty() {
+            "grep".to_string()
+        } else {
+            q.mode.clone()
+        };
+        let mut hits = Vec::new();
+        let mut omitted = 0;
+        let mut error = None;
+        if !q.q.trim().is_empty() {
+            let run = || -> Result<memdir::search::SearchOutcome, memdir::Error> {
+                let mut req = memdir::search::SearchRequest::new(q.q.trim());
+                req.mode = mode.parse()?;
+                req.limit = Some(200);
+                req.max_bytes = Some(64 * 1024);
+                req.path_glob = (!q.path.trim().is_empty()).then(|| q.path.trim().to_string());
+                p.mem.search(&req)
+            };
+            match run() {
+                Ok(out) => {
+                    omitted = out.omitted;
+                    hits = out
+                        .hits
+                        .into_iter()
+                        .filter(|h| !h.is_context)
+                        .map(|h| HitView {
+                            href: format!("/ui/files/{}", encode_path(&h.path)),
+                            score: h.score.map(|s| format!("{s:.2}")).unwrap_or_default(),
+                            path: h.path,
+                            line: h.line,
+                            text: h.text,
+                        })
+                        .collect();
+                }
+                Err(e) => error = Some(e.to_string()),
+            }
+        }
+        Ok(html(
+            StatusCode::OK,
+            &SearchPage {
+                nav: Some(p.nav(&s)),
+                q: q.q,
+                mode,
+                path: q.path,
+                hits,
+                omitted,
+                error,
+            },
+        ))
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- history
+
+struct ChangeView {
+    commit: String,
+    short: String,
+    writer: String,
+    date: String,
+    summary: String,
+    source: String,
+    reason: String,
+}
+
+#[derive(Template)]
+#[template(path = "history.html")]
+struct HistoryPage {
+    nav: Option<Nav>,
+    done: Option<String>,
+    changes: Vec<ChangeView>,
+}
+
+fn change_view(mem: &Memory, h: memdir::provenance::HistoryEntry) -> ChangeView {
+    ChangeView {
+        short: h.commit.chars().take(10).collect(),
+        date: mem.clock().local_text(&h.date),
+        commit: h.commit,
+        writer: h.writer,
+        summary: h.summary,
+        source: h.source.unwrap_or_default(),
+        reason: h.reason.unwrap_or_default(),
+    }
+}
+
+async fn history(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Query(q): Query<DoneQuery>,
+) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let changes = p
+            .mem
+            .history(None, 100)
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?
+            .into_iter()
+            .map(|h| change_view(&p.mem, h))
+            .collect();
+        Ok(html(
+            StatusCode::OK,
+            &HistoryPage {
+                nav: Some(p.nav(&s)),
+                done: q.done,
+                changes,
+            },
+        ))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct UndoForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    commit: String,
+}
+
+#[derive(Template)]
+#[template(path = "undo.html")]
+struct UndoPage {
+    nav: Option<Nav>,
+    change: ChangeView,
+}
+
+async fn undo_page(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Query(f): Query<UndoForm>,
+) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let nav = || Some(p.nav(&s));
+        let change = p
+            .mem
+            .history(None, 1000)
+            .map_err(|e| engine_error(nav(), &e))?
+            .into_iter()
+            .find(|h| !f.commit.is_empty() && h.commit == f.commit)
+            .ok_or_else(|| {
+                message_page(
+                    nav(),
+                    StatusCode::NOT_FOUND,
+                    "not found",
+                    "no such change in the last 1000: pick one from the history",
+                )
+            })?;
+        Ok(html(
+            StatusCode::OK,
+            &UndoPage {
+                nav: nav(),
+                change: change_view(&p.mem, change),
+            },
+        ))
+    })
+    .await
+}
+
+async fn undo(State(p): State<Page>, headers: HeaderMap, Form(f): Form<UndoForm>) -> Response {
+    blocking(move || {
+        let s = p.session_for_form(&headers, &f.csrf)?;
+        let done = p
+            .as_person(&s)
+            .with_reason(Some("undone on memdir's page"))
+            .undo(Some(&f.commit))
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let _ = done;
+        let short: String = f.commit.chars().take(10).collect();
+        Ok(see_other(&format!(
+            "/ui/history?done=undid%20{}",
+            encode_path(&short)
+        )))
+    })
+    .await
+}
