@@ -21,6 +21,7 @@
 pub mod atomic;
 pub mod feed;
 pub mod git;
+pub mod keys;
 pub mod stamp;
 mod store;
 pub mod tenants;

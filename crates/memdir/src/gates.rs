@@ -271,13 +271,13 @@ impl Memory {
         let Some(dir) = &self.gate_keys else {
             return Ok(Keys::default());
         };
-        let read = |name: &str| match std::fs::read(dir.join(name)) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(StoreError::Backend(format!(
-                "cannot read the gates' {name} in {}: {e}",
-                dir.display()
-            ))),
+        let read = |name: &str| {
+            memdir_folder::keys::read(dir, name).map_err(|e| {
+                StoreError::Backend(format!(
+                    "cannot read the gates' {name} in {}: {e}",
+                    dir.display()
+                ))
+            })
         };
         let key = read(KEY_FILE)?;
         if key.as_ref().is_some_and(|k| k.len() != KEY_BYTES) {
@@ -291,8 +291,7 @@ impl Memory {
         Ok(Keys { key, head })
     }
 
-    /// The key, made (with permissions for the user alone) when there is a key folder and
-    /// none yet.
+    /// The key, made (readable by the user alone) when there is a key folder and none yet.
     fn gate_key_or_new(&self) -> Result<Option<Vec<u8>>, Error> {
         let Some(dir) = &self.gate_keys else {
             return Ok(None);
@@ -300,51 +299,33 @@ impl Memory {
         if let Some(k) = self.gate_keys()?.key {
             return Ok(Some(k));
         }
-        let fail = |e: std::io::Error| {
-            Error::from(StoreError::Backend(format!(
+        let key: [u8; KEY_BYTES] = random()?;
+        let made = memdir_folder::keys::create_secret(dir, KEY_FILE, &key).map_err(|e| {
+            StoreError::Backend(format!(
                 "cannot make the gates' key in {}: {e}",
                 dir.display()
-            )))
-        };
-        let mut dirs = std::fs::DirBuilder::new();
-        dirs.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut dirs, 0o700);
-        dirs.create(dir).map_err(fail)?;
-        let key: [u8; KEY_BYTES] = random()?;
-        let mut open = std::fs::OpenOptions::new();
-        open.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
-        match open.open(dir.join(KEY_FILE)) {
-            Ok(mut f) => {
-                use std::io::Write as _;
-                f.write_all(&key)
-                    .and_then(|()| f.sync_all())
-                    .map_err(fail)?;
-                Ok(Some(key.to_vec()))
-            }
+            ))
+        })?;
+        if made {
+            Ok(Some(key.to_vec()))
+        } else {
             // Another process made it first: use theirs.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(self.gate_keys()?.key),
-            Err(e) => Err(fail(e)),
+            Ok(self.gate_keys()?.key)
         }
     }
 
-    /// Records `head` in the key folder too (write, then rename), when there is one.
+    /// Records `head` in the key folder too, when there is one.
     fn remember_head(&self, head: &Head) -> Result<(), Error> {
         let Some(dir) = &self.gate_keys else {
             return Ok(());
         };
-        let tmp = dir.join(format!("{HEAD_FILE}.tmp"));
-        std::fs::write(&tmp, head.render())
-            .and_then(|()| std::fs::rename(&tmp, dir.join(HEAD_FILE)))
-            .map_err(|e| {
-                StoreError::Backend(format!(
-                    "cannot record the gates' head in {}: {e}",
-                    dir.display()
-                ))
-                .into()
-            })
+        memdir_folder::keys::replace(dir, HEAD_FILE, head.render().as_bytes()).map_err(|e| {
+            StoreError::Backend(format!(
+                "cannot record the gates' head in {}: {e}",
+                dir.display()
+            ))
+            .into()
+        })
     }
 
     fn entry(&self, event: Event, id: &str) -> LedgerEntry {
