@@ -6,7 +6,9 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use memdir_core::gates::{Event, GENESIS, LedgerEntry, check_head, read_chain};
+use memdir_core::gates::{
+    Event, GENESIS, Head, HeadCheck, LedgerEntry, check_head, read_chain, seal,
+};
 
 #[derive(Arbitrary, Debug)]
 struct Line {
@@ -37,11 +39,35 @@ fuzz_target!(|input: Input| {
         )];
         match read_chain(&files) {
             Ok(entries) => {
-                let _ = check_head(&entries, entries.last().map(|e| (e.seq, e.hash.as_str())));
+                let head = entries.last().map(|e| Head {
+                    seq: e.seq,
+                    hash: e.hash.clone(),
+                    seal: None,
+                });
+                let _ = check_head(
+                    &entries,
+                    HeadCheck {
+                        head: head.as_ref(),
+                        key: None,
+                        remembered: None,
+                    },
+                );
             }
             Err(b) => assert!(b.line <= text.lines().count().max(1), "{b}"),
         }
-        let _ = check_head(&[], Some((u64::MAX, "x")));
+        let h = Head {
+            seq: u64::MAX,
+            hash: "x".into(),
+            seal: None,
+        };
+        let _ = check_head(
+            &[],
+            HeadCheck {
+                head: Some(&h),
+                key: None,
+                remembered: Some(&h),
+            },
+        );
     }
 
     // A chain memdir seals.
@@ -98,8 +124,18 @@ fuzz_target!(|input: Input| {
     let want: Vec<&LedgerEntry> = sealed.iter().map(|(_, e)| e).collect();
     assert_eq!(entries.iter().collect::<Vec<_>>(), want);
     let last = entries.last().expect("not empty");
-    let head = (last.seq, last.hash.clone());
-    check_head(&entries, Some((head.0, &head.1))).expect("the head matches");
+    let key = b"fuzz key";
+    let head = Head {
+        seq: last.seq,
+        hash: last.hash.clone(),
+        seal: Some(seal(key, last.seq, &last.hash)),
+    };
+    let check = HeadCheck {
+        head: Some(&head),
+        key: Some(key),
+        remembered: Some(&head),
+    };
+    check_head(&entries, check).expect("the head matches");
 
     // One byte changed anywhere: never intact.
     let total: usize = files.iter().map(|(_, t)| t.len()).sum();
@@ -123,6 +159,6 @@ fuzz_target!(|input: Input| {
     }
     let intact = read_chain(&edited)
         .ok()
-        .is_some_and(|e| check_head(&e, Some((head.0, &head.1))).is_ok());
+        .is_some_and(|e| check_head(&e, check).is_ok());
     assert!(!intact, "an edited ledger verified intact: {edited:?}");
 });

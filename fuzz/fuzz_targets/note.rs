@@ -74,7 +74,19 @@ fuzz_target!(|data: &[u8]| {
         expires: None,
         body: input.body,
     };
-    if let Ok(text) = new.render() {
+    // Control characters are folded on the way in (to U+FFFD or a space): compare the rest.
+    // (main folds other invisible characters too), so compare only plain ASCII text.
+    let control = |s: &str| {
+        !s.chars()
+            .all(|c| c.is_ascii_graphic() || c == ' ' || c == '\n')
+    };
+    let plain = !control(input.name)
+        && !control(input.description)
+        && !control(input.kind.unwrap_or(""))
+        && !control(input.body);
+    if let Ok(text) = new.render()
+        && plain
+    {
         let back = Note::parse(&text);
         assert_eq!(back.render(), text);
         assert!(back.errors.is_empty(), "{text:?}: {:?}", back.errors);
