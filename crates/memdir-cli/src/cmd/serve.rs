@@ -274,7 +274,7 @@ fn run_service(a: Args, env: &Env) -> CliResult {
     };
     memdir_mcp::service::check(&config).map_err(CliError::invalid)?;
     memdir_mcp::service::serve(tenants, opener, config, |addr| {
-        eprintln!("memdir: serving every tenant's memory on http://{addr} (/mcp, /v1/tools/NAME, /v1/files/PATH; bearer token required)");
+        say!("memdir: serving every tenant's memory on http://{addr} (/mcp, /v1/tools/NAME, /v1/files/PATH; bearer token required)");
     })
     .map_err(|e| CliError {
         message: e,
@@ -329,7 +329,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         cookie: memdir_ui::auth::SESSION_COOKIE,
     });
     let served = memdir_mcp::http::serve_with_page(tools, config, routes, |addr| {
-        eprintln!(
+        say!(
             "memdir: serving MCP on http://{addr}{MCP_PATH}{}",
             if with_token {
                 " (bearer token required)"
@@ -345,12 +345,12 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             match memdir_ui::auth::announce(&mem, &base, addr)
                 .and_then(|()| memdir_ui::auth::new_code(&mem))
             {
-                Ok(code) => eprintln!(
+                Ok(code) => say!(
                     "memdir: the person's page: sign in at {} (single use, valid {} minutes; `memdir ui` prints another)",
                     memdir_ui::auth::link(&base, &code),
                     memdir_ui::auth::CODE_TTL_MINUTES
                 ),
-                Err(e) => eprintln!(
+                Err(e) => say!(
                     "memdir: the person's page is served at {base}/ui/, but no sign-in link could be made: {e}"
                 ),
             }
@@ -364,3 +364,14 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         code: exit::FAILURE,
     })
 }
+
+/// Prints one announcement line to stderr. A serve whose stderr went away (a supervisor or a test
+/// that read the address and closed the pipe) keeps serving: `eprintln!` would panic on the
+/// failed write.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+use say;
