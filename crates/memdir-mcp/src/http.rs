@@ -445,32 +445,6 @@ impl Drop for Busy {
     }
 }
 
-/// A response body that keeps its request counted as in flight while it is being sent.
-struct Tracked {
-    inner: axum::body::Body,
-    _busy: Busy,
-}
-
-impl http_body::Body for Tracked {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 /// What a connection gets when every connection is busy.
 const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: text/plain\r\ncontent-length: 47\r\nconnection: close\r\n\r\ntoo many connections in use: retry in a moment\n";
 
@@ -535,7 +509,10 @@ async fn run(
                 let response = router.clone().oneshot(req.map(axum::body::Body::new));
                 async move {
                     let response = response.await?;
-                    Ok::<_, Infallible>(response.map(|inner| Tracked { inner, _busy: busy }))
+                    Ok::<_, Infallible>(response.map(|inner| Held {
+                        inner,
+                        _guard: busy,
+                    }))
                 }
             })
         };
@@ -850,19 +827,23 @@ impl Mcp {
             return r;
         }
         response.map(|inner| match hold {
-            Some(hold) => axum::body::Body::new(Held { inner, _hold: hold }),
+            Some(hold) => axum::body::Body::new(Held {
+                inner,
+                _guard: hold,
+            }),
             None => axum::body::Body::new(inner),
         })
     }
 }
 
-/// A response body that keeps its session busy while it is being sent.
-struct Held<B> {
+/// A response body that holds `G` (its connection or session counted busy) while it is being
+/// sent, and lets it go when the body is done or dropped.
+struct Held<B, G> {
     inner: B,
-    _hold: Hold,
+    _guard: G,
 }
 
-impl<B: http_body::Body + Unpin> http_body::Body for Held<B> {
+impl<B: http_body::Body + Unpin, G: Unpin> http_body::Body for Held<B, G> {
     type Data = B::Data;
     type Error = B::Error;
 
