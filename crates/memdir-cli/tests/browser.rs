@@ -101,8 +101,20 @@ async fn connect(driver: &Driver, chromium: &PathBuf) -> Client {
 }
 
 /// Clicks `what` and waits for the page it leads to, where `then` is.
+/// Clicks what submits a form or follows a link, waits until the page it was on is gone
+/// (its root element goes stale: a click's return does not promise the navigation has
+/// happened), then waits for `then` on the new page.
 async fn click_to(c: &Client, what: Locator<'_>, then: &str) {
+    let old = c.find(Locator::Css("html")).await.unwrap();
     c.find(what).await.unwrap().click().await.unwrap();
+    let gone = Instant::now();
+    while old.tag_name().await.is_ok() {
+        assert!(
+            gone.elapsed() < Duration::from_secs(20),
+            "the page did not change after the click"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
     c.wait()
         .at_most(Duration::from_secs(20))
         .for_element(Locator::Css(then))
