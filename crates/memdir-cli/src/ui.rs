@@ -44,6 +44,12 @@ impl CliError {
     }
 }
 
+impl From<memdir::search::Error> for CliError {
+    fn from(e: memdir::search::Error) -> Self {
+        CliError::from(memdir::Error::from(e))
+    }
+}
+
 impl From<memdir::Error> for CliError {
     fn from(e: memdir::Error) -> Self {
         let code = match e.kind() {

@@ -610,7 +610,7 @@ impl Tools {
         let a: SearchArgs = args("memory_search", v)?;
         let mut req = SearchRequest::new(a.pattern.clone());
         if let Some(m) = a.mode.as_deref() {
-            req.mode = m.parse::<Mode>().map_err(fail)?;
+            req.mode = m.parse::<Mode>().map_err(|e| fail(e.into()))?;
         }
         req.regex = a.regex.unwrap_or(false);
         req.since = date("since", a.since)?;

@@ -66,3 +66,12 @@ impl Error {
         }
     }
 }
+
+impl From<memdir_search::Error> for Error {
+    fn from(e: memdir_search::Error) -> Error {
+        match e {
+            memdir_search::Error::Invalid(m) => Error::Invalid(m),
+            memdir_search::Error::Store(e) => Error::Store(e),
+        }
+    }
+}

@@ -30,7 +30,6 @@ pub mod notes;
 pub mod proposals;
 pub mod provenance;
 pub mod recent;
-pub mod search;
 pub mod state;
 pub mod tenants;
 mod trust;
@@ -40,6 +39,8 @@ pub use error::{Error, ErrorKind};
 /// The embedders of the vector index (local model, OpenAI-compatible endpoint).
 pub use memdir_embed as embed;
 pub use memdir_folder as folder;
+/// Search: grep, ranked, semantic and hybrid, and the keyword and vector indexes.
+pub use memdir_search as search;
 pub use memdir_folder::FolderStore;
 pub use memdir_store::{Backend, CopyReport, InMemoryHistory, InMemoryStore, copy};
 pub use memdir_store::{backend, store, vectors};

@@ -17,6 +17,11 @@ use memdir_core::log::{
 };
 use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName, validate_slug};
+use memdir_embed::{EmbedConfig, Embedder};
+use memdir_search::{
+    Corpus, EmbedderSlot, HitRef, HybridOptions, Progress, SearchOutcome, SearchRequest,
+    Searcher, VectorStats,
+};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -47,9 +52,9 @@ pub struct Memory {
     config: Config,
     clock: Clock,
     /// The embedder of semantic and hybrid search, loaded on first use.
-    pub(crate) embedder: Arc<crate::search::EmbedderSlot>,
+    pub(crate) embedder: Arc<EmbedderSlot>,
     /// The in-memory copy of the searchable files, when warm search is on.
-    pub(crate) warm: Option<Arc<crate::search::Warm>>,
+    pub(crate) warm: Option<Arc<memdir_search::Warm>>,
     /// Where the search indexes of a store without a local folder live (see
     /// [`Memory::with_search_cache`]); a folder keeps them in its own `.memdir/`.
     pub(crate) search_cache: Option<Arc<std::path::Path>>,
@@ -974,6 +979,150 @@ impl Memory {
             tx.commit()?;
         }
         Ok(report)
+    }
+}
+
+/// Search: the engine hands [`memdir_search`] what it needs once (a [`Searcher`]) and maps its
+/// error; nothing in search calls back into the engine.
+impl Memory {
+    /// What a search of this memory is handed: where its files are, today, the warm copy, the
+    /// embedder and the backend's own vector index.
+    fn searcher(&self) -> Searcher<'_> {
+        Searcher {
+            corpus: match self.store.local_root() {
+                Some(root) => Corpus::Folder(root),
+                None => Corpus::Store(self.store.as_ref(), self.search_cache.as_deref()),
+            },
+            today: self.clock.now().date(),
+            warm: self.warm.as_deref(),
+            embedder: &self.embedder,
+            vectors: self.vectors.as_ref(),
+        }
+    }
+
+    /// Searches the memory folder.
+    ///
+    /// Fails with [`Error::Invalid`] on a bad regular expression, glob or empty pattern.
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchOutcome, Error> {
+        Ok(self.searcher().search(req)?)
+    }
+
+    /// Like [`Memory::search`], but hands each result line to `each` as soon as it is known,
+    /// in the same order, so a front end can print while grep is still reading (a search
+    /// with many matches never holds them all). Returns how many matches were left out by the
+    /// budget; an error from `each` (a closed pipe) stops the search and is returned.
+    pub fn search_each(
+        &self,
+        req: &SearchRequest,
+        each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
+    ) -> Result<usize, Error> {
+        self.search_each_with_progress(req, &|_, _| {}, each)
+    }
+
+    /// Like [`Memory::search_each`], telling `progress` of the chunks a semantic or hybrid
+    /// search embeds first (files changed since the vector index was last brought up to date),
+    /// as [`Memory::sync_vector_index`] does: a front end shows a bar without syncing the index
+    /// in a separate pass before the search.
+    pub fn search_each_with_progress(
+        &self,
+        req: &SearchRequest,
+        progress: Progress<'_>,
+        each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
+    ) -> Result<usize, Error> {
+        // `each` speaks the engine's error; search stops on any error and the first one is
+        // handed back as it was.
+        let mut stopped = None;
+        let found = self.searcher().search_each(req, progress, &mut |h| {
+            each(h).map_err(|e| {
+                let line = e.to_string();
+                stopped = Some(e);
+                memdir_search::Error::Invalid(line)
+            })
+        });
+        match stopped {
+            Some(e) => Err(e),
+            None => Ok(found?),
+        }
+    }
+
+    /// A hybrid search with the given options (`search` with `Mode::Hybrid` uses
+    /// [`HybridOptions::default`]); for benchmarks that compare fusions.
+    pub fn search_hybrid(
+        &self,
+        req: &SearchRequest,
+        options: &HybridOptions,
+    ) -> Result<SearchOutcome, Error> {
+        Ok(self.searcher().search_hybrid(req, options)?)
+    }
+
+    /// Rebuilds the keyword index of ranked mode from the files and returns how many files it
+    /// holds. Never needed for correctness (every ranked search updates the index first); it
+    /// is the cure for an index that was damaged in a way its checks cannot see.
+    pub fn rebuild_search_index(&self) -> Result<usize, Error> {
+        Ok(self.searcher().rebuild_keyword_index()?)
+    }
+
+    /// Brings the vector index up to date with the files, reporting progress; fails when the
+    /// index was built with another model or chunking (see [`Memory::rebuild_vector_index`]).
+    pub fn sync_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
+        Ok(self.searcher().sync_vector_index(progress)?)
+    }
+
+    /// Builds a new vector index with the configured embedder and swaps it in atomically.
+    pub fn rebuild_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
+        Ok(self.searcher().rebuild_vector_index(progress)?)
+    }
+
+    /// True when semantic and hybrid search have an embedder configured.
+    pub fn has_embedder(&self) -> bool {
+        self.embedder.is_configured()
+    }
+
+    /// Uses the embedder this config describes for semantic and hybrid search (loaded lazily,
+    /// on the first search that needs it).
+    pub fn with_embed_config(mut self, config: EmbedConfig) -> Memory {
+        self.embedder = Arc::new(EmbedderSlot::from_config(config));
+        self
+    }
+
+    /// Uses an embedder that is already built (the bench shares one model across folders).
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Memory {
+        self.embedder = Arc::new(EmbedderSlot::preset(embedder));
+        self
+    }
+
+    /// This memory, keeping its searchable files in memory between searches, for a process
+    /// that searches many times (an MCP server, a service, a library user). The first search
+    /// reads the files; later ones re-read only what the kernel reports changed (inotify), so
+    /// a search still sees every write that finished before it began, from any process. Costs
+    /// memory about twice the size of the folder (capped at 512 MiB); where inotify is unavailable
+    /// searches read the disk as before. Clones made from the result share the copy.
+    pub fn with_warm_search(&self) -> Memory {
+        let mut mem = self.clone();
+        if mem.warm.is_none() {
+            mem.warm = Some(Arc::default());
+        }
+        mem
+    }
+
+    /// Bytes of files held in memory for this memory's searches: warm search's copy (as of its
+    /// last search) and the store's own cache (a remote store's). What a service counts against
+    /// its memory budget.
+    pub fn warm_bytes(&self) -> usize {
+        self.warm.as_ref().map_or(0, |w| w.held_bytes())
+            + self.store.cached_bytes()
+            + self.vectors.as_ref().map_or(0, |v| v.cached_bytes())
+    }
+
+    /// This memory, keeping the search indexes of a store without a local folder in `dir`
+    /// (created when needed), so a ranked search re-indexes only the files that changed since
+    /// the last one instead of the whole memory. One folder per memory: the front end names it
+    /// (the CLI: under `$XDG_CACHE_HOME/memdir/`). Ignored for a folder store, whose indexes
+    /// live in its own `.memdir/`. Like every index, the cache can be deleted at any time.
+    pub fn with_search_cache(&self, dir: impl Into<std::path::PathBuf>) -> Memory {
+        let mut mem = self.clone();
+        mem.search_cache = Some(Arc::from(dir.into().as_path()));
+        mem
     }
 }
 

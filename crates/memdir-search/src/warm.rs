@@ -39,9 +39,10 @@ fn next_generation() -> u64 {
     GENERATION.fetch_add(1, Ordering::Relaxed) + 1
 }
 
-/// The shared, lockable copy. Cheap to create: nothing happens until the first search.
+/// The in-memory copy of a folder's searchable files, kept up to date with inotify, shared by
+/// the searches of one memory. Cheap to create: nothing happens until the first search.
 #[derive(Default)]
-pub(crate) struct Warm {
+pub struct Warm {
     state: Mutex<Option<State>>,
     /// Set when the copy could not be started (no inotify here, or the watch limit reached):
     /// searches then read the disk without trying again each time.
@@ -77,7 +78,7 @@ impl Warm {
     /// The files in scope, in path order, each with its bytes where they are held in memory;
     /// `None` when warm search cannot run here (no inotify, or the watch limit is reached), and
     /// the caller walks the disk instead. Also returns the copy's generation.
-    pub fn files(&self, root: &Path, scope: &Scope) -> Option<(Arc<Vec<FileRef>>, u64)> {
+    pub(crate) fn files(&self, root: &Path, scope: &Scope) -> Option<(Arc<Vec<FileRef>>, u64)> {
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if guard.as_ref().is_some_and(|s| s.feed.root() != root) {
             *guard = None;
@@ -111,7 +112,7 @@ impl Warm {
     }
 
     /// True if the cache named `key` was last marked at `generation`.
-    pub fn is_stamped(&self, key: &'static str, generation: u64) -> bool {
+    pub(crate) fn is_stamped(&self, key: &'static str, generation: u64) -> bool {
         let guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         guard
             .as_ref()
@@ -119,7 +120,7 @@ impl Warm {
     }
 
     /// Records that the cache named `key` is in step with the files at `generation`.
-    pub fn stamp(&self, key: &'static str, generation: u64) {
+    pub(crate) fn stamp(&self, key: &'static str, generation: u64) {
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = guard.as_mut() {
             s.stamps.insert(key, generation);

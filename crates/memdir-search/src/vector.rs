@@ -18,9 +18,9 @@ use super::chunk::{CHUNKING, chunks};
 use super::walk::{FileRef, Scope, open_file};
 use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
 use crate::error::Error;
-use crate::memory::Memory;
-use crate::store::StoreError;
-use crate::vectors::{
+use crate::Searcher;
+use memdir_store::store::StoreError;
+use memdir_store::vectors::{
     ChunkVector, ChunkVisit, FileVectors, IndexedFile, RebuildFill, VectorStore, to_le_bytes,
 };
 use memdir_core::config::EmbedSettings;
@@ -99,7 +99,7 @@ pub struct VectorStats {
     pub chunks_total: usize,
 }
 
-/// The embedder a [`Memory`] uses, loaded on first use (loading a local model reads ~90 MB).
+/// The embedder a memory's searches use, loaded on first use (loading a local model reads ~90 MB).
 #[derive(Default)]
 pub struct EmbedderSlot {
     config: EmbedConfig,
@@ -170,43 +170,45 @@ pub fn embed_config(
     }
 }
 
-impl Memory {
-    /// Uses the embedder this config describes for semantic and hybrid search (loaded lazily,
-    /// on the first search that needs it).
-    pub fn with_embed_config(mut self, config: EmbedConfig) -> Memory {
-        self.embedder = Arc::new(EmbedderSlot {
+impl EmbedderSlot {
+    /// The embedder this config describes, loaded lazily (on the first search that needs it).
+    pub fn from_config(config: EmbedConfig) -> EmbedderSlot {
+        EmbedderSlot {
             config,
             ..EmbedderSlot::default()
-        });
-        self
+        }
     }
 
-    /// Uses an embedder that is already built (the bench shares one model across folders).
-    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Memory {
-        self.embedder = Arc::new(EmbedderSlot {
+    /// An embedder that is already built (the bench shares one model across folders).
+    pub fn preset(embedder: Arc<dyn Embedder>) -> EmbedderSlot {
+        EmbedderSlot {
             preset: Some(embedder),
             ..EmbedderSlot::default()
-        });
-        self
+        }
     }
 
+    /// True when an embedder is configured (it may still fail to load).
+    pub fn is_configured(&self) -> bool {
+        self.preset.is_some() || self.config != EmbedConfig::None
+    }
+}
+
+impl Searcher<'_> {
     /// Brings the vector index up to date with the files, reporting progress; fails when the
-    /// index was built with another model or chunking (see [`Memory::rebuild_vector_index`]).
+    /// index was built with another model or chunking (see [`Searcher::rebuild_vector_index`]).
     pub fn sync_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
-        let corpus = self.corpus();
         let embedder = self.embedder.get()?;
-        let index = self.vector_store(corpus)?;
+        let index = self.vector_store()?;
         check(index.as_ref(), embedder.as_ref())?;
-        let (all, _) = self.corpus_files(corpus, &Scope::everything())?;
+        let (all, _) = self.corpus_files(&Scope::everything())?;
         sync(index.as_ref(), &all, embedder.as_ref(), progress)
     }
 
     /// Builds a new vector index with the configured embedder and swaps it in atomically.
     pub fn rebuild_vector_index(&self, progress: Progress<'_>) -> Result<VectorStats, Error> {
-        let corpus = self.corpus();
         let embedder = self.embedder.get()?;
-        let index = self.vector_store(corpus)?;
-        let (all, _) = self.corpus_files(corpus, &Scope::everything())?;
+        let index = self.vector_store()?;
+        let (all, _) = self.corpus_files(&Scope::everything())?;
         let mut stats = VectorStats::default();
         // The seam speaks `StoreError`; the fill's own error (an embedder's, say) is kept here
         // so the caller sees it as it was.
@@ -231,24 +233,16 @@ impl Memory {
         Ok(stats)
     }
 
-    /// True when semantic and hybrid search have an embedder configured.
-    pub fn has_embedder(&self) -> bool {
-        self.embedder.preset.is_some() || self.embedder.config != EmbedConfig::None
-    }
-
-    pub(crate) fn embedder_for_search(&self) -> Result<Arc<dyn Embedder>, Error> {
-        self.embedder.get()
-    }
-
-    /// Where this memory's vector index lives: the backend's own (its tables), else a SQLite
-    /// file in `.memdir/` of the folder or of the store's cache folder.
-    fn vector_store(&self, corpus: super::Corpus<'_>) -> Result<Arc<dyn VectorStore>, Error> {
-        if let Some(v) = &self.vectors {
+    /// Where the vector index lives: the backend's own (its tables), else a SQLite file in
+    /// `.memdir/` of the folder or of the store's cache folder.
+    fn vector_store(&self) -> Result<Arc<dyn VectorStore>, Error> {
+        if let Some(v) = self.vectors {
             return Ok(Arc::clone(v));
         }
-        let path = corpus
+        let path = self
+            .corpus
             .vector_root()?
-            .join(crate::folder::META_DIR)
+            .join(memdir_folder::META_DIR)
             .join(VECTOR_FILE);
         Ok(Arc::new(SqliteVectors::open(&path)?))
     }
@@ -756,17 +750,16 @@ const STAMP: &str = "vector-index";
 /// shared first step of semantic and hybrid search. The query goes through the encoder on its
 /// own thread while the index is opened and brought up to date.
 pub(crate) fn dense_scores<'f>(
-    mem: &Memory,
-    corpus: super::Corpus<'_>,
+    searcher: &Searcher<'_>,
     (all, generation): (&'f [FileRef], Option<u64>),
     scope: &Scope,
     query: &str,
     progress: Progress<'_>,
 ) -> Result<Vec<(&'f FileRef, u64, String, f32)>, Error> {
-    let embedder = mem.embedder_for_search()?;
+    let embedder = searcher.embedder.get()?;
     let (index, q) = std::thread::scope(|s| {
         let q = s.spawn(|| embedder.embed_query(&[query]));
-        let index = fresh_vector_index(mem, corpus, (all, generation), embedder.as_ref(), progress);
+        let index = fresh_vector_index(searcher, (all, generation), embedder.as_ref(), progress);
         let q = q.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (index, q)
     });
@@ -790,15 +783,14 @@ pub(crate) fn dense_scores<'f>(
 /// when no file changed since its last one and the index still lists every file (a deleted
 /// index is refilled). `progress` hears of the chunks embedded.
 fn fresh_vector_index(
-    mem: &Memory,
-    corpus: super::Corpus<'_>,
+    searcher: &Searcher<'_>,
     (all, generation): (&[FileRef], Option<u64>),
     embedder: &dyn Embedder,
     progress: Progress<'_>,
 ) -> Result<Arc<dyn VectorStore>, Error> {
-    let index = mem.vector_store(corpus)?;
+    let index = searcher.vector_store()?;
     check(index.as_ref(), embedder)?;
-    let warm = mem.warm.as_deref().zip(generation);
+    let warm = searcher.warm.zip(generation);
     let in_step =
         warm.is_some_and(|(w, g)| w.is_stamped(STAMP, g)) && index.file_count()? == all.len();
     if !in_step {
@@ -812,16 +804,14 @@ fn fresh_vector_index(
 
 /// Semantic mode: the chunks closest in meaning to the query, best first.
 pub(crate) fn search(
-    mem: &Memory,
-    corpus: super::Corpus<'_>,
+    searcher: &Searcher<'_>,
     scope: &Scope,
     req: &SearchRequest,
     progress: Progress<'_>,
 ) -> Result<SearchOutcome, Error> {
-    let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
+    let (all, generation) = searcher.corpus_files(&Scope::everything())?;
     let scored = dense_scores(
-        mem,
-        corpus,
+        searcher,
         (&all, generation),
         scope,
         &req.pattern,

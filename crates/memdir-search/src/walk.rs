@@ -4,7 +4,7 @@
 
 use super::SearchRequest;
 use crate::error::Error;
-use crate::store::Store;
+use memdir_store::store::Store;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use jiff::civil::Date;
 use memdir_core::log::date_of_file_name;

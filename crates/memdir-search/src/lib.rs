@@ -2,28 +2,40 @@
 //! (BM25 over lines, for questions in natural language).
 //!
 //! Both modes read a corpus: on a local folder (the store's
-//! [`local_root`](crate::Store::local_root)) the real folder, walked and read directly (the fast
+//! [`local_root`](memdir_store::Store::local_root)) the real folder, walked and read directly (the fast
 //! path, never entering `.memdir/` or `.git/`); on any other store, the files listed and read
-//! through the [`Store`](crate::Store) trait, held in memory for the search, with the keyword
+//! through the [`Store`](memdir_store::Store) trait, held in memory for the search, with the keyword
 //! index in memory. Dated files (`log/`, `archive/`) are read by the date in their name, and
 //! both corpora give the same [`SearchHit`] values for the same files, so every front end prints
 //! them the same way and every backend answers the same.
 //!
+//! Search is handed what it needs once, as a [`Searcher`], and never calls back into the
+//! engine; the engine's `Memory::search` builds one for each search.
+//!
 //! ```
-//! use memdir::{Clock, Memory};
-//! use memdir::search::{Mode, SearchRequest};
+//! use memdir_search::{Corpus, EmbedderSlot, Mode, SearchRequest, Searcher};
 //! let dir = tempfile::tempdir().unwrap();
-//! let clock = Clock::fixed("2026-11-30T09:15:00Z".parse().unwrap(), jiff::tz::TimeZone::UTC);
-//! let mem = Memory::init(dir.path(), clock).unwrap();
-//! mem.log("moved the price ($5) after the C++ rewrite").unwrap();
-//! let found = mem.search(&SearchRequest::new("price ($5)")).unwrap();
+//! std::fs::create_dir(dir.path().join("log")).unwrap();
+//! let day = "- 09:15 moved the price ($5) after the C++ rewrite\n";
+//! std::fs::write(dir.path().join("log/2026-11-30.md"), day).unwrap();
+//! let embedder = EmbedderSlot::default();
+//! let searcher = Searcher {
+//!     corpus: Corpus::Folder(dir.path()),
+//!     today: jiff::civil::date(2026, 11, 30),
+//!     warm: None,
+//!     embedder: &embedder,
+//!     vectors: None,
+//! };
+//! let found = searcher.search(&SearchRequest::new("price ($5)")).unwrap();
 //! assert_eq!(found.hits[0].path, "log/2026-11-30.md");
 //! let mut req = SearchRequest::new("prices rewritten");
 //! req.mode = Mode::Ranked;
-//! assert_eq!(mem.search(&req).unwrap().hits.len(), 1);
+//! assert_eq!(searcher.search(&req).unwrap().hits.len(), 1);
 //! ```
+#![deny(missing_docs)]
 
 mod chunk;
+mod error;
 mod grep;
 mod hybrid;
 mod index;
@@ -41,10 +53,9 @@ mod warm;
 
 pub use hybrid::{Fusion, HybridOptions};
 pub use vector::{EmbedderSlot, Progress, VectorStats, embed_config};
-pub(crate) use warm::Warm;
+pub use warm::Warm;
 
-use crate::error::Error;
-use crate::memory::Memory;
+pub use error::Error;
 use jiff::civil::Date;
 use serde::Serialize;
 use std::fmt;
@@ -52,14 +63,14 @@ use std::str::FromStr;
 
 /// Where a search reads its files.
 #[derive(Clone, Copy)]
-pub(crate) enum Corpus<'a> {
+pub enum Corpus<'a> {
     /// A local folder, walked and read directly: the fast path, with warm search and the
     /// indexes under its `.memdir/`.
     Folder(&'a std::path::Path),
     /// Any other store: its files listed and read through the trait, the keyword index kept in
-    /// the cache folder the front end gave ([`Memory::with_search_cache`]), else in memory for
+    /// the cache folder the front end gave (the engine's `Memory::with_search_cache`), else in memory for
     /// the one search.
-    Store(&'a dyn crate::store::Store, Option<&'a std::path::Path>),
+    Store(&'a dyn memdir_store::store::Store, Option<&'a std::path::Path>),
 }
 
 impl<'a> Corpus<'a> {
@@ -68,7 +79,7 @@ impl<'a> Corpus<'a> {
     pub(crate) fn vector_root(self) -> Result<&'a std::path::Path, Error> {
         self.cache_root().ok_or_else(|| {
             Error::Invalid(
-                "semantic and hybrid search on this store need a cache folder for the vector index (Memory::with_search_cache): use grep or ranked mode".into(),
+                "semantic and hybrid search on this store need a cache folder for the vector index (with_search_cache): use grep or ranked mode".into(),
             )
         })
     }
@@ -217,7 +228,7 @@ impl SearchHit {
     }
 }
 
-/// One result line, borrowed: what [`Memory::search_each`] hands out, so a front end that
+/// One result line, borrowed: what [`Searcher::search_each`] hands out, so a front end that
 /// prints results as they come never copies them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HitRef<'a> {
@@ -322,37 +333,43 @@ fn digits(mut n: u64) -> usize {
     d
 }
 
-impl Memory {
-    /// Searches the memory folder.
+/// What a search is handed, once, by the memory it searches: where the files are, today's
+/// date (for dates in a question), the warm copy of the files, the embedder and the backend's
+/// own vector index. Search never calls back into the engine.
+#[derive(Clone, Copy)]
+pub struct Searcher<'a> {
+    /// Where the files are.
+    pub corpus: Corpus<'a>,
+    /// Today, in the memory's time zone.
+    pub today: Date,
+    /// The in-memory copy of a folder's files, when warm search is on.
+    pub warm: Option<&'a Warm>,
+    /// The embedder of semantic and hybrid search.
+    pub embedder: &'a EmbedderSlot,
+    /// The backend's own vector index, when it keeps one (else a SQLite file under the
+    /// corpus's cache folder).
+    pub vectors: Option<&'a std::sync::Arc<dyn memdir_store::vectors::VectorStore>>,
+}
+
+impl Searcher<'_> {
+    /// Searches the files.
     ///
-    /// Fails with [`Error::Invalid`] on a bad regular expression, glob or empty pattern, or when
-    /// the store has no local folder to search.
+    /// Fails with [`Error::Invalid`] on a bad regular expression, glob or empty pattern.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchOutcome, Error> {
         let mut hits = Vec::new();
-        let omitted = self.search_each(req, &mut |h| {
+        let omitted = self.search_each(req, &|_, _| {}, &mut |h| {
             hits.push(h.to_hit());
             Ok(())
         })?;
         Ok(SearchOutcome { hits, omitted })
     }
 
-    /// Like [`Memory::search`], but hands each result line to `each` as soon as it is known,
+    /// Like [`Searcher::search`], but hands each result line to `each` as soon as it is known,
     /// in the same order, so a front end can print while grep is still reading (a search
-    /// with many matches never holds them all). Returns how many matches were left out by the
-    /// budget; an error from `each` (a closed pipe) stops the search and is returned.
+    /// with many matches never holds them all), and tells `progress` of the chunks a semantic
+    /// or hybrid search embeds first. Returns how many matches were left out by the budget; an
+    /// error from `each` (a closed pipe) stops the search and is returned.
     pub fn search_each(
-        &self,
-        req: &SearchRequest,
-        each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
-    ) -> Result<usize, Error> {
-        self.search_each_with_progress(req, &|_, _| {}, each)
-    }
-
-    /// Like [`Memory::search_each`], telling `progress` of the chunks a semantic or hybrid
-    /// search embeds first (files changed since the vector index was last brought up to date),
-    /// as [`Memory::sync_vector_index`] does: a front end shows a bar without syncing the index
-    /// in a separate pass before the search.
-    pub fn search_each_with_progress(
         &self,
         req: &SearchRequest,
         progress: Progress<'_>,
@@ -371,7 +388,7 @@ impl Memory {
             )));
         }
         let scope = walk::Scope::new(req)?;
-        let corpus = self.corpus();
+        let corpus = self.corpus;
         let found = match (req.mode, corpus) {
             (Mode::Grep, Corpus::Folder(root)) => {
                 // A warm copy's list, or a walk searched as it goes.
@@ -384,16 +401,11 @@ impl Memory {
                 let files = walk::from_store(store, &scope)?;
                 return grep::search(grep::Files::Listed(&files), req, each);
             }
-            (Mode::Ranked, _) => ranked::search(self, corpus, &scope, req),
-            (Mode::Semantic, _) => vector::search(self, corpus, &scope, req, progress),
-            (Mode::Hybrid, _) => hybrid::search(
-                self,
-                corpus,
-                &scope,
-                req,
-                &HybridOptions::default(),
-                progress,
-            ),
+            (Mode::Ranked, _) => ranked::search(self, &scope, req),
+            (Mode::Semantic, _) => vector::search(self, &scope, req, progress),
+            (Mode::Hybrid, _) => {
+                hybrid::search(self, &scope, req, &HybridOptions::default(), progress)
+            }
         }?;
         for h in &found.hits {
             each(h.as_ref())?;
@@ -401,91 +413,49 @@ impl Memory {
         Ok(found.omitted)
     }
 
+    /// A hybrid search with the given options (`search` with `Mode::Hybrid` uses
+    /// [`HybridOptions::default`]); for benchmarks that compare fusions.
+    pub fn search_hybrid(
+        &self,
+        req: &SearchRequest,
+        options: &HybridOptions,
+    ) -> Result<SearchOutcome, Error> {
+        let scope = walk::Scope::new(req)?;
+        hybrid::search(self, &scope, req, options, &|_, _| {})
+    }
+
     /// Rebuilds the keyword index of ranked mode from the files and returns how many files it
     /// holds. Never needed for correctness (every ranked search updates the index first); it
     /// is the cure for an index that was damaged in a way its checks cannot see.
-    pub fn rebuild_search_index(&self) -> Result<usize, Error> {
+    pub fn rebuild_keyword_index(&self) -> Result<usize, Error> {
         let tok = memdir_core::tokenize::Tokenizer::new();
-        let (_, files) = ranked::fresh_index(self, self.corpus(), &tok, true)?;
+        let (_, files) = ranked::fresh_index(self, &tok, true)?;
         Ok(files.len())
     }
 
-    /// This memory, keeping its searchable files in memory between searches, for a process
-    /// that searches many times (an MCP server, a service, a library user). The first search
-    /// reads the files; later ones re-read only what the kernel reports changed (inotify), so
-    /// a search still sees every write that finished before it began, from any process. Costs
-    /// memory about twice the size of the folder (capped at 512 MiB); where inotify is unavailable
-    /// searches read the disk as before. Clones made from the result share the copy.
-    pub fn with_warm_search(&self) -> Memory {
-        let mut mem = self.clone();
-        if mem.warm.is_none() {
-            mem.warm = Some(std::sync::Arc::default());
-        }
-        mem
-    }
-
-    /// Bytes of files held in memory for this memory's searches: warm search's copy (as of its
-    /// last search) and the store's own cache (a remote store's). What a service counts against
-    /// its memory budget.
-    pub fn warm_bytes(&self) -> usize {
-        self.warm.as_ref().map_or(0, |w| w.held_bytes())
-            + self.store().cached_bytes()
-            + self.vectors.as_ref().map_or(0, |v| v.cached_bytes())
-    }
-
-    /// Where this memory's searches read files.
-    pub(crate) fn corpus(&self) -> Corpus<'_> {
-        match self.store().local_root() {
-            Some(root) => Corpus::Folder(root),
-            None => Corpus::Store(self.store().as_ref(), self.search_cache.as_deref()),
-        }
-    }
-
-    /// This memory, keeping the search indexes of a store without a local folder in `dir`
-    /// (created when needed), so a ranked search re-indexes only the files that changed since
-    /// the last one instead of the whole memory. One folder per memory: the front end names it
-    /// (the CLI: under `$XDG_CACHE_HOME/memdir/`). Ignored for a folder store, whose indexes
-    /// live in its own `.memdir/`. Like every index, the cache can be deleted at any time.
-    pub fn with_search_cache(&self, dir: impl Into<std::path::PathBuf>) -> Memory {
-        let mut mem = self.clone();
-        mem.search_cache = Some(std::sync::Arc::from(dir.into().as_path()));
-        mem
-    }
-
-    /// Every file of a corpus in scope, in path order, with the warm copy's generation when
-    /// the files came from one.
+    /// Every file in scope, in path order, with the warm copy's generation when the files
+    /// came from one.
     pub(crate) fn corpus_files(
         &self,
-        corpus: Corpus<'_>,
         scope: &walk::Scope,
     ) -> Result<(std::sync::Arc<Vec<walk::FileRef>>, Option<u64>), Error> {
-        match corpus {
-            Corpus::Folder(root) => Ok(self.files_in(root, scope)),
+        match self.corpus {
+            Corpus::Folder(root) => Ok(match self.warm_files(root, scope) {
+                Some((files, generation)) => (files, Some(generation)),
+                None => (std::sync::Arc::new(walk::files(root, scope)), None),
+            }),
             Corpus::Store(store, _) => {
                 Ok((std::sync::Arc::new(walk::from_store(store, scope)?), None))
             }
         }
     }
 
-    /// The files in scope, in path order (from the warm copy when there is one), and the warm
-    /// copy's generation.
-    pub(crate) fn files_in(
-        &self,
-        root: &std::path::Path,
-        scope: &walk::Scope,
-    ) -> (std::sync::Arc<Vec<walk::FileRef>>, Option<u64>) {
-        match self.warm_files(root, scope) {
-            Some((files, generation)) => (files, Some(generation)),
-            None => (std::sync::Arc::new(walk::files(root, scope)), None),
-        }
-    }
-
-    /// The files in scope from the warm copy, with its generation, if this memory has a usable one.
+    /// The files in scope from the warm copy, with its generation, if there is a usable one.
     fn warm_files(
         &self,
         root: &std::path::Path,
         scope: &walk::Scope,
     ) -> Option<(std::sync::Arc<Vec<walk::FileRef>>, u64)> {
-        self.warm.as_ref()?.files(root, scope)
+        self.warm?.files(root, scope)
     }
 }

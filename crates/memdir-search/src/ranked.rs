@@ -11,9 +11,8 @@ use super::index::{Index, Probe};
 use super::postings;
 use super::sqlite::db_err;
 use super::walk::{FileRef, Scope};
-use super::{Corpus, DEFAULT_RANKED_LIMIT, SearchOutcome, SearchRequest};
+use super::{DEFAULT_RANKED_LIMIT, SearchOutcome, SearchRequest, Searcher};
 use crate::error::Error;
-use crate::memory::Memory;
 use memdir_core::note::{Meta, Note, is_note_path};
 use memdir_core::query::{Query, contains_run};
 use memdir_core::tokenize::{Tokenizer, split_line};
@@ -38,17 +37,16 @@ const CANDIDATES: usize = 1000;
 /// memory skips the sync when no file changed since its last one (and the index still lists
 /// every file: a deleted index is refilled).
 pub(crate) fn fresh_index(
-    mem: &Memory,
-    corpus: Corpus<'_>,
+    s: &Searcher<'_>,
     tok: &Tokenizer,
     rebuild: bool,
 ) -> Result<(Index, std::sync::Arc<Vec<FileRef>>), Error> {
-    let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
-    let mut index = Index::open(corpus.cache_root())?;
+    let (all, generation) = s.corpus_files(&Scope::everything())?;
+    let mut index = Index::open(s.corpus.cache_root())?;
     if rebuild {
         index.clear()?;
     }
-    let warm = mem.warm.as_deref().zip(generation);
+    let warm = s.warm.zip(generation);
     let in_step = warm.is_some_and(|(w, g)| w.is_stamped(STAMP, g))
         && !rebuild
         && index.file_count()? == all.len();
@@ -175,18 +173,16 @@ pub(crate) enum Scorer {
 
 /// Runs a ranked search over a corpus.
 pub(crate) fn search(
-    mem: &Memory,
-    corpus: Corpus<'_>,
+    s: &Searcher<'_>,
     scope: &Scope,
     req: &SearchRequest,
 ) -> Result<SearchOutcome, Error> {
-    search_with(mem, corpus, scope, req, Scorer::Early)
+    search_with(s, scope, req, Scorer::Early)
 }
 
 /// Runs a ranked search over a corpus with the given line scorer.
 pub(crate) fn search_with(
-    mem: &Memory,
-    corpus: Corpus<'_>,
+    s: &Searcher<'_>,
     scope: &Scope,
     req: &SearchRequest,
     scorer: Scorer,
@@ -202,7 +198,7 @@ pub(crate) fn search_with(
         }
         return Ok(SearchOutcome::default());
     }
-    let (index, all) = fresh_index(mem, corpus, &tok, false)?;
+    let (index, all) = fresh_index(s, &tok, false)?;
     let conn = &index.conn;
 
     // Files in scope (and meeting the frontmatter filters), by id.
@@ -501,8 +497,8 @@ fn filtered_notes(mut files: Vec<&FileRef>, req: &SearchRequest) -> SearchOutcom
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::clock::Clock;
-    use crate::store::Store;
+    use crate::{Corpus, EmbedderSlot};
+    use memdir_store::store::Store;
 
     /// A small deterministic generator (xorshift), so every run checks the same cases.
     struct Rng(u64);
@@ -603,7 +599,7 @@ mod tests {
             parts = vec![rng.pick(STOP).to_string()];
         }
         let mut req = SearchRequest::new(parts.join(" "));
-        req.mode = super::super::Mode::Ranked;
+        req.mode = crate::Mode::Ranked;
         req.limit = match rng.below(4) {
             0 => None,
             1 => Some(1 + rng.below(3)),
@@ -627,9 +623,17 @@ mod tests {
     }
 
     /// Runs `req` with both scorers and checks they agree to the bit; returns the hit count.
-    fn check(mem: &Memory, req: &SearchRequest) -> usize {
+    fn check(corpus: Corpus<'_>, req: &SearchRequest) -> usize {
+        let embedder = EmbedderSlot::default();
+        let searcher = Searcher {
+            corpus,
+            today: jiff::civil::date(2026, 11, 30),
+            warm: None,
+            embedder: &embedder,
+            vectors: None,
+        };
         let scope = Scope::new(req).unwrap();
-        let run = |s| search_with(mem, mem.corpus(), &scope, req, s);
+        let run = |s| search_with(&searcher, &scope, req, s);
         match (run(Scorer::Full), run(Scorer::Early)) {
             (Ok(full), Ok(early)) => {
                 let key = |o: &SearchOutcome| {
@@ -662,19 +666,11 @@ mod tests {
         }
     }
 
-    fn clock() -> Clock {
-        Clock::fixed(
-            "2026-11-30T09:15:00Z".parse().unwrap(),
-            jiff::tz::TimeZone::UTC,
-        )
-    }
-
     #[test]
     fn early_scorer_gives_the_full_scorers_answers_on_a_folder() {
         for seed in [1u64, 7, 42] {
             let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ seed);
             let dir = tempfile::tempdir().unwrap();
-            let mem = Memory::init(dir.path(), clock()).unwrap();
             // Enough lines that common words match well over 1,000 of them.
             for (path, text) in corpus(&mut rng, 40, 120) {
                 let abs = dir.path().join(&path);
@@ -683,7 +679,7 @@ mod tests {
             }
             let mut found = 0;
             for _ in 0..150 {
-                found += check(&mem, &query(&mut rng));
+                found += check(Corpus::Folder(dir.path()), &query(&mut rng));
             }
             assert!(
                 found > 1000,
@@ -695,33 +691,31 @@ mod tests {
     #[test]
     fn early_scorer_gives_the_full_scorers_answers_on_a_store() {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-        let store = std::sync::Arc::new(crate::InMemoryStore::new());
+        let store = memdir_store::InMemoryStore::new();
         for (path, text) in corpus(&mut rng, 12, 60) {
             let p = memdir_core::path::MemPath::parse(&path).unwrap();
             store.write(&p, text.as_bytes()).unwrap();
         }
-        let mem = Memory::from_store(store, clock()).unwrap();
         for _ in 0..60 {
-            check(&mem, &query(&mut rng));
+            check(Corpus::Store(&store, None), &query(&mut rng));
         }
     }
 
     #[test]
     fn early_scorer_follows_a_changed_file() {
         let dir = tempfile::tempdir().unwrap();
-        let mem = Memory::init(dir.path(), clock()).unwrap();
         let log = dir.path().join("log/2026-11-02.md");
         std::fs::create_dir_all(log.parent().unwrap()).unwrap();
         std::fs::write(&log, "- coffee garden\n- coffee\n").unwrap();
         let mut req = SearchRequest::new("coffee garden");
-        req.mode = super::super::Mode::Ranked;
-        assert_eq!(check(&mem, &req), 2);
+        req.mode = crate::Mode::Ranked;
+        assert_eq!(check(Corpus::Folder(dir.path()), &req), 2);
         // A different size, so the sync re-reads it at once.
         std::fs::write(
             &log,
             "- train\n\n- coffee river garden\n- coffee\n- garden\n",
         )
         .unwrap();
-        assert_eq!(check(&mem, &req), 3);
+        assert_eq!(check(Corpus::Folder(dir.path()), &req), 3);
     }
 }

@@ -585,7 +585,7 @@ pub(crate) fn top_lines(
 }
 
 fn damaged() -> Error {
-    Error::Store(crate::store::StoreError::Backend(format!(
+    Error::Store(memdir_store::store::StoreError::Backend(format!(
         "search index: a posting list is damaged; delete .memdir/{} to rebuild it",
         super::sqlite::KEYWORD_DB
     )))
@@ -625,8 +625,8 @@ fn decode(data: &[u8], out: &mut Vec<(u32, u32, u32, Counts)>) -> Option<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::search::index::Index;
-    use crate::search::walk::{FileRef, Held};
+    use crate::index::Index;
+    use crate::walk::{FileRef, Held};
     use memdir_core::tokenize::Tokenizer;
     use std::sync::Arc;
 

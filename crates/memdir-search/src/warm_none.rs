@@ -5,18 +5,18 @@ use super::walk::{FileRef, Scope};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Never holds anything.
+/// The in-memory copy of a folder's searchable files: here it never holds anything.
 #[derive(Debug, Default)]
-pub(crate) struct Warm;
+pub struct Warm;
 
 impl Warm {
     /// Always `None`: the caller walks the disk.
-    pub fn files(&self, _root: &Path, _scope: &Scope) -> Option<(Arc<Vec<FileRef>>, u64)> {
+    pub(crate) fn files(&self, _root: &Path, _scope: &Scope) -> Option<(Arc<Vec<FileRef>>, u64)> {
         None
     }
 
     /// Always false: indexes sync on every search.
-    pub fn is_stamped(&self, _key: &'static str, _generation: u64) -> bool {
+    pub(crate) fn is_stamped(&self, _key: &'static str, _generation: u64) -> bool {
         false
     }
 
@@ -26,5 +26,5 @@ impl Warm {
     }
 
     /// Does nothing.
-    pub fn stamp(&self, _key: &'static str, _generation: u64) {}
+    pub(crate) fn stamp(&self, _key: &'static str, _generation: u64) {}
 }

@@ -91,7 +91,7 @@ pub(crate) struct Index {
 
 /// Where the index of a folder lives.
 pub(crate) fn index_path(root: &Path) -> PathBuf {
-    root.join(crate::folder::META_DIR).join(KEYWORD_DB)
+    root.join(memdir_folder::META_DIR).join(KEYWORD_DB)
 }
 
 impl Index {
@@ -104,7 +104,7 @@ impl Index {
             return Ok(Index { conn: c });
         };
         let path = index_path(root);
-        let on_disk = std::fs::create_dir_all(root.join(crate::folder::META_DIR))
+        let on_disk = std::fs::create_dir_all(root.join(memdir_folder::META_DIR))
             .ok()
             .and_then(|()| open_checked(&path).ok());
         let conn = match on_disk {

@@ -39,7 +39,7 @@
 use super::walk::{FileRef, Scope};
 use super::{SearchOutcome, SearchRequest, ranked, vector};
 use crate::error::Error;
-use crate::memory::Memory;
+use crate::Searcher;
 use memdir_core::dates::{asks_when, names_time, query_days};
 use memdir_core::tokenize::{split_line, words};
 use std::collections::HashMap;
@@ -125,19 +125,6 @@ impl HybridOptions {
     }
 }
 
-impl Memory {
-    /// A hybrid search with the given options (`search` with `Mode::Hybrid` uses
-    /// [`HybridOptions::default`]); for benchmarks that compare fusions.
-    pub fn search_hybrid(
-        &self,
-        req: &SearchRequest,
-        options: &HybridOptions,
-    ) -> Result<SearchOutcome, Error> {
-        let scope = Scope::new(req)?;
-        search(self, self.corpus(), &scope, req, options, &|_, _| {})
-    }
-}
-
 /// One line under consideration.
 #[derive(Default)]
 struct Cand {
@@ -207,14 +194,13 @@ impl Scale {
 }
 
 pub(crate) fn search(
-    mem: &Memory,
-    corpus: super::Corpus<'_>,
+    searcher: &Searcher<'_>,
     scope: &Scope,
     req: &SearchRequest,
     options: &HybridOptions,
     progress: vector::Progress<'_>,
 ) -> Result<SearchOutcome, Error> {
-    let (all, generation) = mem.corpus_files(corpus, &Scope::everything())?;
+    let (all, generation) = searcher.corpus_files(&Scope::everything())?;
     let by_path: HashMap<&str, &FileRef> = all.iter().map(|f| (f.rel.as_str(), f)).collect();
     let mut kw_req = req.clone();
     kw_req.limit = Some(KEYWORD_CANDIDATES);
@@ -224,10 +210,9 @@ pub(crate) fn search(
     // The keyword search runs on another core while the model loads and embeds the query (and
     // the vector index catches up), the slow half.
     let (dense, keyword) = std::thread::scope(|s| {
-        let keyword = s.spawn(|| ranked::search(mem, corpus, scope, &kw_req));
+        let keyword = s.spawn(|| ranked::search(searcher, scope, &kw_req));
         let dense = vector::dense_scores(
-            mem,
-            corpus,
+            searcher,
             (&all, generation),
             scope,
             &req.pattern,
@@ -298,7 +283,7 @@ pub(crate) fn search(
     };
     let day = day_scores(&dense, &chunk_of);
     let days = (options.w_date != 0.0)
-        .then(|| query_days(&req.pattern, mem.clock().now().date()))
+        .then(|| query_days(&req.pattern, searcher.today))
         .flatten();
     let when = options.w_when != 0.0 && asks_when(&req.pattern);
     let speakers = if options.w_speaker != 0.0 {
@@ -408,8 +393,7 @@ fn day_scores<'p>(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::Clock;
-    use crate::search::Mode;
+    use crate::{Corpus, EmbedderSlot, Mode};
     use memdir_embed::{EmbedError, Embedder};
     use std::sync::Arc;
 
@@ -451,27 +435,35 @@ mod tests {
         }
     }
 
-    fn memory(logs: &[(&str, &str)], common: f32) -> (tempfile::TempDir, Memory) {
+    /// A folder of daily logs and the embedder its searches use.
+    struct Mem {
+        dir: tempfile::TempDir,
+        embedder: EmbedderSlot,
+    }
+
+    fn memory(logs: &[(&str, &str)], common: f32) -> Mem {
         let dir = tempfile::tempdir().unwrap();
-        let clock = Clock::fixed(
-            "2026-12-02T09:00:00Z".parse().unwrap(),
-            jiff::tz::TimeZone::UTC,
-        );
-        Memory::init_with(dir.path(), clock.clone(), false).unwrap();
+        std::fs::create_dir(dir.path().join("log")).unwrap();
         for (date, text) in logs {
             std::fs::write(dir.path().join(format!("log/{date}.md")), text).unwrap();
         }
-        let mem = Memory::open(dir.path(), clock)
-            .unwrap()
-            .with_embedder(Arc::new(Words { common }));
-        (dir, mem)
+        let embedder = EmbedderSlot::preset(Arc::new(Words { common }));
+        Mem { dir, embedder }
     }
 
-    fn order(mem: &Memory, query: &str, options: &HybridOptions) -> Vec<(String, u64)> {
+    fn order(mem: &Mem, query: &str, options: &HybridOptions) -> Vec<(String, u64)> {
         let mut req = SearchRequest::new(query);
         req.mode = Mode::Hybrid;
         req.limit = Some(20);
-        mem.search_hybrid(&req, options)
+        let searcher = Searcher {
+            corpus: Corpus::Folder(mem.dir.path()),
+            today: jiff::civil::date(2026, 12, 2),
+            warm: None,
+            embedder: &mem.embedder,
+            vectors: None,
+        };
+        searcher
+            .search_hybrid(&req, options)
             .unwrap()
             .hits
             .into_iter()
@@ -491,8 +483,8 @@ mod tests {
 
     #[test]
     fn z_score_fusion_ranks_the_same_whatever_the_cosine_band() {
-        let (_d1, wide) = memory(&[("2026-11-30", DAY)], 0.0);
-        let (_d2, narrow) = memory(&[("2026-11-30", DAY)], 3.0);
+        let wide = memory(&[("2026-11-30", DAY)], 0.0);
+        let narrow = memory(&[("2026-11-30", DAY)], 3.0);
         let z = HybridOptions::default();
         for q in [
             "blue fence paint",
@@ -516,7 +508,7 @@ mod tests {
     #[test]
     fn a_date_in_the_query_prefers_that_day() {
         let line = "- 10:00 we picked the green paint for the kitchen\n";
-        let (_d, mem) = memory(&[("2026-03-03", line), ("2026-05-05", line)], 0.0);
+        let mem = memory(&[("2026-03-03", line), ("2026-05-05", line)], 0.0);
         let opts = HybridOptions::default();
         let first = |q: &str| order(&mem, q, &opts)[0].0.clone();
         assert_eq!(
@@ -549,7 +541,7 @@ mod tests {
 - 10:03 the car needs new tyres
 - 10:04 sage is also nice in soup
 ";
-        let (_d, mem) = memory(&[("2026-11-30", day)], 0.0);
+        let mem = memory(&[("2026-11-30", day)], 0.0);
         let rank = |o: &HybridOptions| {
             order(&mem, "kitchen walls colour", o)
                 .iter()
@@ -571,7 +563,7 @@ mod tests {
 
     #[test]
     fn a_line_found_by_meaning_alone_must_beat_the_average() {
-        let (_d, mem) = memory(&[("2026-11-30", DAY)], 0.0);
+        let mem = memory(&[("2026-11-30", DAY)], 0.0);
         let lines = |o: &HybridOptions| -> Vec<u64> {
             let mut l: Vec<u64> = order(&mem, "blue fence paint", o)
                 .into_iter()
@@ -593,7 +585,7 @@ mod tests {
     }
 
     /// The line number of `needle` in the hybrid order of `query`.
-    fn rank_of(mem: &Memory, query: &str, options: &HybridOptions, needle: u64) -> usize {
+    fn rank_of(mem: &Mem, query: &str, options: &HybridOptions, needle: u64) -> usize {
         order(mem, query, options)
             .iter()
             .position(|(_, l)| *l == needle)
@@ -620,7 +612,7 @@ mod tests {
 - 10:01 Bo: the new bike has a red frame
 ";
         let day = format!("{day}{FILLER}");
-        let (_d, mem) = memory(&[("2026-11-30", &day)], 0.0);
+        let mem = memory(&[("2026-11-30", &day)], 0.0);
         let q = "What colour is Bo's new bike frame?";
         let speaker = HybridOptions::default();
         let without = HybridOptions {
@@ -641,7 +633,7 @@ mod tests {
 - 10:05 Ann: we painted the fence last week
 ";
         let day = format!("{day}{FILLER}");
-        let (_d, mem) = memory(&[("2026-11-30", &day)], 0.0);
+        let mem = memory(&[("2026-11-30", &day)], 0.0);
         let when = HybridOptions::default();
         let without = HybridOptions {
             w_when: 0.0,
