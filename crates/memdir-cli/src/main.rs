@@ -2,7 +2,10 @@
 #![deny(missing_docs)]
 
 mod app;
+mod cli;
 mod cmd;
+mod dirs;
+mod env;
 mod store;
 mod ui;
 

@@ -146,7 +146,7 @@ impl Location {
 /// here, when a store is opened, because `export --to` and `import --from` open a second one.
 fn s3_config(url: &str) -> Result<memdir_store_s3::S3Config, CliError> {
     let mut config = memdir_store_s3::S3Config::new(url)?.with_aws_vars(std::env::vars());
-    if let Some(c) = crate::app::cache_home() {
+    if let Some(c) = crate::dirs::cache_home() {
         config = config.with_cache_dir(c.join("memdir").join("s3"));
     }
     Ok(config)

@@ -278,16 +278,34 @@ fn memory_grows_methods_only_in_its_facade() {
         if rel == "memory.rs" || IMPL_MEMORY_STILL_OUTSIDE.contains(&rel.as_str()) {
             continue;
         }
-        if code.lines().any(|l| l.trim_start().starts_with("impl Memory")) {
+        if code
+            .lines()
+            .any(|l| l.trim_start().starts_with("impl Memory"))
+        {
             bad.push(format!("crates/memdir/src/{rel} adds methods to Memory: put the feature in a function over the store and call it from memory.rs"));
         }
     }
     for rel in IMPL_MEMORY_STILL_OUTSIDE {
         let path = workspace().join("crates/memdir/src").join(rel);
         let code = std::fs::read_to_string(&path).unwrap_or_default();
-        if !code.lines().any(|l| l.trim_start().starts_with("impl Memory")) {
+        if !code
+            .lines()
+            .any(|l| l.trim_start().starts_with("impl Memory"))
+        {
             bad.push(format!("crates/memdir/src/{rel} no longer adds methods to Memory: take it off IMPL_MEMORY_STILL_OUTSIDE in tidy.rs"));
         }
     }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The CLI's commands take what they need from `env.rs` (and the clap tree from `cli.rs`), never
+/// from `app.rs`, which dispatches to them: no circle between the dispatcher and the commands.
+#[test]
+fn no_command_imports_the_dispatcher() {
+    let bad = uses(
+        &workspace().join("crates/memdir-cli/src/cmd"),
+        &[],
+        &["crate::app"],
+    );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

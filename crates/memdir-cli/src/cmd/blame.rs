@@ -1,6 +1,6 @@
 //! `memdir blame`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, out, out_json};
 
 /// Show, per line of a file, the commit, writer, date and reason that last changed it.

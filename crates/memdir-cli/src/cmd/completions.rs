@@ -1,6 +1,7 @@
 //! `memdir completions`
 
-use crate::app::{Cli, Env};
+use crate::cli::Cli;
+use crate::env::Env;
 use crate::ui::CliResult;
 use clap::CommandFactory;
 

@@ -1,6 +1,6 @@
 //! `memdir consolidate`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out, out_json};
 use memdir::consolidate::{ChatModel, Options};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! `memdir context`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out, out_json};
 use memdir_core::config::MIN_CONTEXT_TOKENS;
 use serde::Serialize;

@@ -1,6 +1,6 @@
 //! `memdir edit`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out};
 use memdir_core::edit::EditOp;
 

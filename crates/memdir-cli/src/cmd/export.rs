@@ -1,6 +1,6 @@
 //! `memdir export`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::store::Location;
 use crate::ui::{CliResult, out};
 

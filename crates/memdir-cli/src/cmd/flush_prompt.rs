@@ -1,6 +1,6 @@
 //! `memdir flush-prompt`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, out};
 
 /// Print the text of the silent "write down what matters now" turn, for an agent loop to send

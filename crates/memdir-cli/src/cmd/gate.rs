@@ -1,6 +1,6 @@
 //! `memdir gate`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, exit, out, out_json};
 use memdir::gates::{Answer, Presence, Verdict};
 use memdir_core::gates::{Amount, Request};

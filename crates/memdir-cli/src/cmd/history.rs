@@ -1,6 +1,6 @@
 //! `memdir history`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out, out_json};
 
 /// Show the changes recorded in git, newest first: commit, date, writer, what and why.

@@ -1,7 +1,7 @@
 //! `memdir hook`
 
-use crate::app::Env;
 use crate::cmd::mcp::open_or_init;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out, read_stdin};
 use memdir_mcp::hook;
 

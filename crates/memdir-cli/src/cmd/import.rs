@@ -1,6 +1,6 @@
 //! `memdir import`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::store::Location;
 use crate::ui::{CliError, CliResult, out, out_json};
 use memdir::import::{ChatFormat, FileAction, ImportReport, ImportSource};

@@ -1,6 +1,6 @@
 //! `memdir index`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out, out_json};
 use memdir::Memory;
 use std::io::IsTerminal as _;

@@ -1,6 +1,6 @@
 //! `memdir init`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::store::Location;
 use crate::ui::{CliResult, out};
 

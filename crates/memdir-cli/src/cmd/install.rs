@@ -8,7 +8,7 @@
 //! restores those bytes when the file is still exactly what install left, and otherwise removes
 //! only memdir's entries. A file that is not valid JSON is never written.
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::store::Location;
 use crate::ui::{CliError, CliResult, exit, out};
 use jsonc_parser::ParseOptions;

@@ -1,6 +1,6 @@
 //! `memdir links`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, out, out_json};
 use memdir::notes::LinkRef;
 

@@ -1,6 +1,6 @@
 //! `memdir lint`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, exit, out, out_json};
 use memdir::lint::Severity;
 

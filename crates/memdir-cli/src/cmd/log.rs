@@ -1,6 +1,6 @@
 //! `memdir log`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, out, read_stdin};
 
 /// Append one entry to today's log (`log/YYYY-MM-DD.md`, local time).

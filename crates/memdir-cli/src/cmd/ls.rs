@@ -1,6 +1,6 @@
 //! `memdir ls`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, out};
 use memdir::EntryKind;
 

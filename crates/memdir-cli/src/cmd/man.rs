@@ -1,6 +1,7 @@
 //! `memdir man`
 
-use crate::app::{Cli, Env};
+use crate::cli::Cli;
+use crate::env::Env;
 use crate::ui::{CliResult, out_bytes};
 use clap::CommandFactory;
 

@@ -1,6 +1,6 @@
 //! `memdir mcp`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult};
 use memdir::Memory;
 use memdir_mcp::Tools;

@@ -1,6 +1,6 @@
 //! `memdir mv`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, out};
 
 /// Move a file or folder. Never overwrites: an existing target is an error.

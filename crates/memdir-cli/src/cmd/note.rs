@@ -1,6 +1,6 @@
 //! `memdir note`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, body_arg, out};
 use memdir::notes::NoteRequest;
 

@@ -1,6 +1,6 @@
 //! `memdir offload`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, body_arg, out};
 
 /// Store a large output under offload/YYYY-MM-DD/ and print a short reference to it: the path,

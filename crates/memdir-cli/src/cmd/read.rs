@@ -1,6 +1,6 @@
 //! `memdir read`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out_bytes};
 use std::io::IsTerminal as _;
 

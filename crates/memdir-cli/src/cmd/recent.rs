@@ -1,6 +1,6 @@
 //! `memdir recent`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out, out_json};
 use memdir::recent::{RecentQuery, parse_window};
 

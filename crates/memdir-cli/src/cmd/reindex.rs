@@ -1,6 +1,6 @@
 //! `memdir reindex`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::CliResult;
 
 /// Rebuild the search indexes in .memdir/ from the files: the keyword index, and the vector

@@ -1,6 +1,6 @@
 //! `memdir review`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, out, out_json};
 
 /// List proposals to change core memory, or accept or reject one.

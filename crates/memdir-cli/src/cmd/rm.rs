@@ -1,6 +1,6 @@
 //! `memdir rm`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out};
 use memdir::EntryKind;
 

@@ -1,6 +1,6 @@
 //! `memdir scratch`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, body_arg, out};
 
 /// Write a scratch note, `scratch/<expiry-ms>-<name>.md`, that `sweep` deletes once expired.

@@ -1,6 +1,6 @@
 //! `memdir search`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, exit};
 use jiff::civil::Date;
 use memdir::search::{HitRef, Mode, SearchOutcome, SearchRequest};

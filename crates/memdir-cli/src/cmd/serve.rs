@@ -1,7 +1,7 @@
 //! `memdir serve`
 
-use crate::app::Env;
 use crate::cmd::mcp::open_or_init;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, exit};
 use memdir::Memory;
 use memdir_mcp::Tools;
@@ -231,7 +231,7 @@ fn run_service(a: Args, env: &Env) -> CliResult {
         .map(Arc::from);
     let quota = op.quota;
     let clock = env.clock.clone();
-    let cache = crate::app::cache_home().map(|c| {
+    let cache = crate::dirs::cache_home().map(|c| {
         c.join("memdir")
             .join("service")
             .join(env.location.cache_name())

@@ -1,6 +1,6 @@
 //! `memdir state`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, out, out_json, read_stdin};
 
 /// Running state, `state.md`: one dated line per entry (`- YYYY-MM-DD text`), loaded every turn;

@@ -1,6 +1,6 @@
 //! `memdir sweep`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, out};
 
 /// Delete expired scratch notes, and move expired notes and old state.md entries into archive/.

@@ -1,6 +1,6 @@
 //! `memdir tool`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, exit, out_bytes, out_json, read_stdin};
 use memdir_mcp::Tools;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! `memdir ui`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, exit, out};
 use std::time::Duration;
 

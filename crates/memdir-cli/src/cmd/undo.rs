@@ -1,6 +1,6 @@
 //! `memdir undo`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, out};
 
 /// Revert one change (default: the newest) with a new commit. History is never rewritten.

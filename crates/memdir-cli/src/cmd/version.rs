@@ -1,6 +1,6 @@
 //! `memdir version`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliError, CliResult, exit, out};
 
 /// Print a file's version (its git blob id). Pass it to `write --base` or `edit --base` so a

@@ -1,6 +1,6 @@
 //! `memdir write`
 
-use crate::app::Env;
+use crate::env::Env;
 use crate::ui::{CliResult, body_arg, out};
 
 /// Create or replace a file, atomically, with exactly the given bytes (no newline is added; `read`
