@@ -105,6 +105,9 @@ pub struct FolderLayout {
     pub scratch: &'static str,
 }
 
+/// The always-loaded file of memdir's own layout (and Claude Code's).
+pub const CORE_FILE: &str = "core.md";
+
 /// Top-level folders whose files are never notes, in every layout (besides its log folder).
 const NOT_NOTE_DIRS: [&str; 7] = [
     "log",
@@ -137,13 +140,13 @@ impl FolderLayout {
     pub fn of(name: LayoutName) -> FolderLayout {
         let memdir = FolderLayout {
             name,
-            core: "core.md",
-            index_file: "MEMORY.md",
+            core: CORE_FILE,
+            index_file: crate::note::INDEX_FILE,
             index: IndexKind::Generated,
-            log_dir: "log",
-            notes_dir: "notes",
-            state: "state.md",
-            scratch: "scratch",
+            log_dir: crate::log::LOG_DIR,
+            notes_dir: crate::note::NOTES_DIR,
+            state: crate::state::STATE_FILE,
+            scratch: crate::scratch::SCRATCH_DIR,
         };
         match name {
             LayoutName::Memdir => memdir,

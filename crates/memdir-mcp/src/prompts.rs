@@ -33,7 +33,7 @@ pub fn instructions_for(layout: &memdir_core::host::FolderLayout) -> String {
         dir => format!("new notes go under {dir}/"),
     };
     let core = match layout.core {
-        "core.md" => String::new(),
+        memdir_core::host::CORE_FILE => String::new(),
         other => format!("where the guide says core.md, use {other} (core); "),
     };
     format!(

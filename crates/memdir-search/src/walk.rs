@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Top folders whose files are named by their date.
-const DATED_DIRS: [&str; 2] = ["log", "archive"];
+const DATED_DIRS: [&str; 2] = [memdir_core::log::LOG_DIR, memdir_core::state::ARCHIVE_DIR];
 
 /// The filters of one search, checked once up front so a bad glob fails before any I/O.
 pub(crate) struct Scope {

@@ -38,7 +38,7 @@ pub fn detect_layout(store: &dyn Store) -> Result<Option<LayoutName>, Error> {
                     .is_some()
         }))
     };
-    let head = match store.read(&MemPath::parse_file("MEMORY.md")?) {
+    let head = match store.read(&MemPath::parse_file(memdir_core::note::INDEX_FILE)?) {
         Ok(b) => Some(String::from_utf8_lossy(&b[..b.len().min(HEAD_BYTES)]).into_owned()),
         Err(StoreError::NotFound(_)) => None,
         Err(e) => return Err(e.into()),
@@ -46,7 +46,7 @@ pub fn detect_layout(store: &dyn Store) -> Result<Option<LayoutName>, Error> {
     let survey = Survey {
         top: names.iter().map(String::as_str).collect(),
         dated_memory_files: dated("memory")?,
-        dated_log_files: dated("log")?,
+        dated_log_files: dated(memdir_core::log::LOG_DIR)?,
         index_head: head.as_deref(),
     };
     detect(&survey).map_err(Error::Invalid)
@@ -121,7 +121,10 @@ impl crate::Memory {
             };
             index_lines.sort_by(|a, b| a.1.cmp(&b.1));
             let index = memdir_core::host::claude_code_index(&core, &index_lines);
-            files.push(("MEMORY.md".to_string(), index.into_bytes()));
+            files.push((
+                memdir_core::note::INDEX_FILE.to_string(),
+                index.into_bytes(),
+            ));
         }
         // Check everything before writing anything.
         let mut todo = Vec::new();

@@ -34,8 +34,7 @@ pub fn content_version(data: &[u8]) -> String {
 /// The most warnings kept until a front end takes them.
 const MAX_WARNINGS: usize = 64;
 
-/// The always-loaded file.
-pub const CORE_FILE: &str = "core.md";
+pub use memdir_core::host::CORE_FILE;
 
 /// The last line of every context: where the rest of memory is and how to reach it.
 pub const POINTER: &str = "Not loaded above: older logs, notes and the archive. Search them with \
@@ -765,16 +764,15 @@ impl Memory {
                 Some(rel.trim_start_matches('/').to_string())
             })
             .collect();
-        for layout in [
-            "core.md",
-            "MEMORY.md",
-            "state.md",
-            "log/2026-01-01.md",
-            "notes/a.md",
-            "a.md",
-        ] {
-            paths.push(layout.to_string());
-        }
+        let layout = self.layout();
+        paths.extend([
+            layout.core.to_string(),
+            layout.index_file.to_string(),
+            layout.state.to_string(),
+            format!("{}/2026-01-01.md", layout.log_dir),
+            format!("{}/a.md", layout.notes_dir),
+            "a.md".to_string(),
+        ]);
         let hidden = h.hidden_by_ignore(content, &paths)?;
         if let Some(first) = hidden.first() {
             let first = if dir.is_root() {

@@ -309,3 +309,40 @@ fn no_command_imports_the_dispatcher() {
     );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A layer's path is named once, in `memdir-core` (the constants and `FolderLayout`): code
+/// elsewhere asks the layout, so a layout whose files live elsewhere (OpenClaw's `memory/`)
+/// is followed everywhere. String literals that are a layer's file or a path under a layer's
+/// folder, in the non-test code of every crate but the core, are refused.
+#[test]
+fn layer_paths_come_from_the_layout() {
+    const LAYER_LITERALS: &[&str] = &[
+        "\"core.md\"",
+        "\"MEMORY.md\"",
+        "\"state.md\"",
+        "\"log/",
+        "\"scratch/",
+        "\"archive/",
+        "\"notes/",
+        "\"offload/",
+        "\"proposals/",
+        "\"consolidation/",
+    ];
+    let mut bad = Vec::new();
+    for entry in std::fs::read_dir(workspace().join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        // The core defines the layout; the conformance suite, the benchmarks and the test model
+        // build memories as a user would, by path.
+        if matches!(
+            name.as_str(),
+            "memdir-core" | "memdir-store-tests" | "memdir-bench" | "memdir-test-model"
+        ) {
+            continue;
+        }
+        if dir.join("src").is_dir() {
+            bad.extend(uses(&dir.join("src"), &[], LAYER_LITERALS));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

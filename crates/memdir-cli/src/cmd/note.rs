@@ -84,7 +84,11 @@ fn note_name(given: &str) -> String {
         // Not a path at all: the engine says what is wrong with it as a name.
         return given.to_string();
     };
-    match path.as_str().strip_prefix("notes/") {
+    let under_notes = path
+        .as_str()
+        .strip_prefix(memdir_core::note::NOTES_DIR)
+        .and_then(|r| r.strip_prefix('/'));
+    match under_notes {
         Some(rest) => rest.strip_suffix(".md").unwrap_or(rest).to_string(),
         None => given.to_string(),
     }
