@@ -9,7 +9,7 @@
 
 use crate::{Db, db_err};
 use memdir_core::path::MemPath;
-use memdir_store::history::{BlameLine, Changes, HAND_EDIT, HistoryEntry, message};
+use memdir_store::history::{BlameLine, Changes, HAND_EDIT, HistoryEntry, message, rfc3339};
 use memdir_store::{Actor, Source, StoreError};
 use std::sync::Arc;
 
@@ -21,12 +21,6 @@ pub struct PgHistory {
 
 /// What `start` records: the memory as `init` left it, authored by memdir itself.
 const INIT_MESSAGE: &str = "init memory folder\n";
-
-fn rfc3339(at_s: i64) -> String {
-    jiff::Timestamp::from_second(at_s)
-        .map(|t| t.to_string())
-        .unwrap_or_default()
-}
 
 /// The first line of a message, as git's `summary`.
 fn summary(message: &str) -> String {

@@ -17,7 +17,7 @@
 use crate::Tenant;
 use bytes::Bytes;
 use memdir_core::path::MemPath;
-use memdir_store::history::{BlameLine, Changes, HistoryEntry};
+use memdir_store::history::{BlameLine, Changes, HistoryEntry, rfc3339};
 use memdir_store::history::{Change, History};
 use memdir_store::store::Version;
 use memdir_store::{Source, StoreError};
@@ -77,12 +77,6 @@ impl Record {
             f.path == p || (f.path.starts_with(p) && f.path.as_bytes().get(p.len()) == Some(&b'/'))
         })
     }
-}
-
-fn rfc3339(at_s: i64) -> String {
-    jiff::Timestamp::from_second(at_s)
-        .map(|t| t.to_string())
-        .unwrap_or_default()
 }
 
 /// Journal objects read by this process, by key: they never change.

@@ -90,6 +90,14 @@ pub struct HistoryEntry {
     pub source: Option<String>,
 }
 
+/// A change's time as every history records it: RFC 3339 in UTC, whole seconds
+/// (`2026-11-30T09:15:00Z`); empty for a time jiff cannot represent.
+pub fn rfc3339(at_s: i64) -> String {
+    Timestamp::from_second(at_s)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+}
+
 /// File changes to apply: `(path, Some(content))` writes, `(path, None)` deletes.
 pub type Changes = Vec<(MemPath, Option<Vec<u8>>)>;
 

@@ -463,9 +463,7 @@ impl InMemoryHistory {
             entry: HistoryEntry {
                 commit: id.clone(),
                 writer: writer.to_string(),
-                date: Timestamp::from_second(at.as_second())
-                    .map(|t| t.to_string())
-                    .unwrap_or_default(),
+                date: crate::history::rfc3339(at.as_second()),
                 summary: message.lines().next().unwrap_or_default().to_string(),
                 reason,
                 source,

@@ -63,9 +63,7 @@ fn trailer(message: &str, key: &str) -> Option<String> {
 }
 
 fn rfc3339(t: Time) -> String {
-    Timestamp::from_second(t.seconds())
-        .map(|ts| ts.to_string())
-        .unwrap_or_default()
+    memdir_store::history::rfc3339(t.seconds())
 }
 
 impl Git {
