@@ -38,7 +38,7 @@ mod chunk;
 mod error;
 mod grep;
 mod hybrid;
-mod index;
+mod keyword;
 mod postings;
 mod ranked;
 mod sqlite;
@@ -48,7 +48,7 @@ pub(crate) mod walk;
 #[cfg(target_os = "linux")]
 mod warm;
 #[cfg(not(target_os = "linux"))]
-#[path = "warm_none.rs"]
+#[path = "warm_disabled.rs"]
 mod warm;
 
 pub use hybrid::{Fusion, HybridOptions};
@@ -70,10 +70,12 @@ pub enum Corpus<'a> {
     /// Any other store: its files listed and read through the trait, the keyword index kept in
     /// the cache folder the front end gave (the engine's `Memory::with_search_cache`), else in memory for
     /// the one search.
-    Store(
-        &'a dyn memdir_store::store::Store,
-        Option<&'a std::path::Path>,
-    ),
+    Store {
+        /// The store.
+        store: &'a dyn memdir_store::store::Store,
+        /// The folder the indexes are kept in, if the front end gave one.
+        cache: Option<&'a std::path::Path>,
+    },
 }
 
 impl<'a> Corpus<'a> {
@@ -92,7 +94,7 @@ impl<'a> Corpus<'a> {
     pub(crate) fn cache_root(self) -> Option<&'a std::path::Path> {
         match self {
             Corpus::Folder(root) => Some(root),
-            Corpus::Store(_, cache) => cache,
+            Corpus::Store { cache, .. } => cache,
         }
     }
 }
@@ -400,7 +402,7 @@ impl Searcher<'_> {
                     None => grep::search(grep::Files::Walk(root, &scope), req, each),
                 };
             }
-            (Mode::Grep, Corpus::Store(store, _)) => {
+            (Mode::Grep, Corpus::Store { store, .. }) => {
                 let files = walk::from_store(store, &scope)?;
                 return grep::search(grep::Files::Listed(&files), req, each);
             }
@@ -447,7 +449,7 @@ impl Searcher<'_> {
                 Some((files, generation)) => (files, Some(generation)),
                 None => (std::sync::Arc::new(walk::files(root, scope)), None),
             }),
-            Corpus::Store(store, _) => {
+            Corpus::Store { store, .. } => {
                 Ok((std::sync::Arc::new(walk::from_store(store, scope)?), None))
             }
         }

@@ -625,7 +625,7 @@ fn decode(data: &[u8], out: &mut Vec<(u32, u32, u32, Counts)>) -> Option<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::index::Index;
+    use crate::keyword::Index;
     use crate::walk::{FileRef, Held};
     use memdir_core::tokenize::Tokenizer;
     use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! A line also gets a share of the scores of the lines just before and after it, so an answer
 //! that only makes sense after its question still ranks.
 
-use super::index::{Index, Probe};
+use super::keyword::{Index, Probe};
 use super::postings;
 use super::sqlite::db_err;
 use super::walk::{FileRef, Scope};
@@ -697,7 +697,13 @@ mod tests {
             store.write(&p, text.as_bytes()).unwrap();
         }
         for _ in 0..60 {
-            check(Corpus::Store(&store, None), &query(&mut rng));
+            check(
+                Corpus::Store {
+                    store: &store,
+                    cache: None,
+                },
+                &query(&mut rng),
+            );
         }
     }
 

@@ -989,7 +989,10 @@ impl Memory {
         Searcher {
             corpus: match self.store.local_root() {
                 Some(root) => Corpus::Folder(root),
-                None => Corpus::Store(self.store.as_ref(), self.search_cache.as_deref()),
+                None => Corpus::Store {
+                    store: self.store.as_ref(),
+                    cache: self.search_cache.as_deref(),
+                },
             },
             today: self.clock.now().date(),
             warm: self.warm.as_deref(),
