@@ -23,10 +23,26 @@ pub fn is_unsafe(c: char) -> bool {
     (c.is_control() && c != '\t' && c != '\n') || c == '\u{2028}' || c == '\u{2029}'
 }
 
+/// True when `s` holds any character [`is_unsafe`] flags, found on the bytes: a C0 control but
+/// tab and newline, DEL, a C1 control (`C2 80`..`C2 9F` in UTF-8) or U+2028/U+2029 (`E2 80
+/// A8`/`A9`). In valid UTF-8 `C2` and `E2` only ever start a character, so no byte of another
+/// character is mistaken for one. The common case, clean text, costs a byte compare per byte
+/// rather than a character decode and a table lookup.
+fn has_unsafe(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.iter().enumerate().any(|(i, &x)| match x {
+        b'\t' | b'\n' => false,
+        0x00..=0x1f | 0x7f => true,
+        0xc2 => matches!(b.get(i + 1), Some(0x80..=0x9f)),
+        0xe2 => b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xa8 | 0xa9)),
+        _ => false,
+    })
+}
+
 /// The folding rule: `\r\n`, a lone `\r`, NEL, U+2028 and U+2029 become `\n`; every other
 /// control character but tab and newline becomes U+FFFD. Text without any is borrowed.
 pub fn scrub(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(is_unsafe) {
+    if !has_unsafe(s) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
@@ -55,7 +71,7 @@ pub fn one_line(s: &str) -> String {
 /// Text for a terminal: what [`is_unsafe`] flags is shown as an escape (`\x1b`, `\u{2028}`)
 /// instead of being run. Text without any is borrowed.
 pub fn escape_for_terminal(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(is_unsafe) {
+    if !has_unsafe(s) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -74,6 +90,17 @@ pub fn escape_for_terminal(s: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        /// The byte scan agrees with the character rule on any text, controls and separators
+        /// mixed with every other plane.
+        #[test]
+        fn the_byte_scan_is_the_character_rule(s in "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{2028}\\u{2029}\\u{2027}\\u{202a}\\u{a0}])*") {
+            prop_assert_eq!(has_unsafe(&s), s.chars().any(is_unsafe));
+        }
+    }
 
     #[test]
     fn check() {
