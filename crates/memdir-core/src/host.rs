@@ -106,11 +106,12 @@ pub struct FolderLayout {
 }
 
 /// Top-level folders whose files are never notes, in every layout (besides its log folder).
-const NOT_NOTE_DIRS: [&str; 7] = [
+const NOT_NOTE_DIRS: [&str; 8] = [
     "log",
     "scratch",
     "archive",
     "offload",
+    "sessions",
     "proposals",
     "consolidation",
     ".memdir",

@@ -28,6 +28,7 @@ pub mod prompts;
 pub mod quota;
 pub mod server;
 pub mod service;
+pub mod session;
 pub mod stdio;
 pub mod tokens;
 pub mod tools;
