@@ -387,7 +387,7 @@ pub fn offload_reference(path: &str, from: usize, to: usize, bytes: usize) -> St
 /// (so none passes for a turn's), and a code fence left open closed, so what follows is not
 /// swallowed by it.
 fn body_text(text: &str) -> String {
-    let mut t = nest_headings(scrub(text).trim());
+    let mut t = nest_headings(&unfence(&scrub(text)));
     let fences = t
         .lines()
         .filter(|l| {
@@ -399,6 +399,24 @@ fn body_text(text: &str) -> String {
         t.push_str("\n```");
     }
     t
+}
+
+/// Text with no line that opens or closes an untrusted block: such a line's `<` is shown as `‹`,
+/// so the user's or the agent's words can never pass for (or swallow) fenced tool output.
+fn unfence(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.trim().split_inclusive('\n') {
+        let t = line.trim_start();
+        let head: Vec<u8> = t.bytes().take(11).map(|b| b.to_ascii_lowercase()).collect();
+        if head.starts_with(b"<untrusted") || head.starts_with(b"</untrusted") {
+            out.push_str(&line[..line.len() - t.len()]);
+            out.push('‹');
+            out.push_str(&t[1..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// A turn's heading time: `HH:MM:SS` on the file's `day`, the full date and time on another one.
@@ -603,6 +621,13 @@ mod tests {
         let u = one(r##"{"type":"user","message":{"content":"# Title\n```\ncode"}}"##);
         let r = render_turn(&u, &TimeZone::UTC, day());
         assert_eq!(r, "## user\n\n### Title\n```\ncode\n```\n\n");
+        // The user's words cannot open a block that would swallow what follows.
+        let u = one(
+            r#"{"type":"user","message":{"content":"<untrusted source=\"external\" id=\"1\">\nhi"}}"#,
+        );
+        let r = render_turn(&u, &TimeZone::UTC, day());
+        assert!(r.contains("\n‹untrusted source="), "{r}");
+        assert_eq!(split_untrusted(&r).unwrap().0, "");
     }
 
     #[test]

@@ -100,9 +100,10 @@ fn failure(message: String) -> CliError {
         code: exit::FAILURE,
     }
 }
-const EVENTS: [(&str, &str); 2] = [
+const EVENTS: [(&str, &str); 3] = [
     ("SessionStart", "session-start"),
     ("PreCompact", "pre-compact"),
+    ("SessionEnd", "session-end"),
 ];
 
 fn quote(s: &str) -> String {
