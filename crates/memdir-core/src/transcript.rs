@@ -565,7 +565,7 @@ pub fn parse_header(text: &str) -> Option<(Header, usize)> {
         }
     }
     h.lines = lines?;
-    (kind && !h.session.is_empty()).then_some((h, 4 + end + 5))
+    kind.then_some((h, 4 + end + 5))
 }
 
 /// The short id in a session file's name: the session id's first 8 letters and digits,
@@ -662,6 +662,12 @@ mod tests {
         assert_eq!(back.cwd, "/tmp/a \"b\"");
         assert!(text[body..].starts_with("# Agent session 5f2c1a9e (Claude Code)"));
         assert_eq!(parse_header("---\nname: x\n---\n"), None);
+        // Found by the fuzz target: a header with an empty session id reads back too.
+        let empty = Header {
+            session: String::new(),
+            ..back
+        };
+        assert_eq!(parse_header(&render_header(&empty)).unwrap().0, empty);
     }
 
     #[test]

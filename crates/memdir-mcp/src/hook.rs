@@ -108,6 +108,17 @@ pub fn session_start(
     .to_string())
 }
 
+/// The JSON a UserPromptSubmit hook prints: `text` as context next to the prompt.
+pub fn user_prompt(text: &str) -> String {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": text,
+        }
+    })
+    .to_string()
+}
+
 /// The text a PreCompact hook prints: the flush reminder, and where the transcript was saved.
 /// (Claude Code writes PreCompact output to its debug log; pair it with a SessionStart hook on
 /// `compact` to bring memory back.)

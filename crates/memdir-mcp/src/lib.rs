@@ -26,6 +26,7 @@ pub mod http;
 pub mod offload;
 pub mod prompts;
 pub mod quota;
+pub mod recall;
 pub mod server;
 pub mod service;
 pub mod session;

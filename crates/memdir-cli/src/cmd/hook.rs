@@ -4,6 +4,7 @@ use crate::app::Env;
 use crate::cmd::mcp::open_or_init;
 use crate::ui::{CliError, CliResult, exit, out, read_stdin};
 use memdir_mcp::hook::{self, HookInput};
+use memdir_mcp::recall;
 use memdir_mcp::session::{self, Host, Saved};
 use std::io::BufReader;
 
@@ -36,6 +37,10 @@ pub enum Event {
     /// Save the rest of the session's transcript under sessions/ and log the session's end with
     /// its reason.
     SessionEnd,
+    /// With `[hooks] recall = true`: print the memory lines most relevant to the prompt as
+    /// UserPromptSubmit `additionalContext` (nothing when none scores above the floor, or when
+    /// recall is off).
+    UserPrompt,
 }
 
 /// Runs `hook`.
@@ -66,6 +71,23 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             }
             let saved = save(env, &input, "session-end")?;
             out(&format!("memdir: {}", hook::saved_line(&saved)))
+        }
+        Event::UserPrompt => {
+            let mem = open_or_init(env)?;
+            let cfg = &mem.config().hooks;
+            if !cfg.recall {
+                return Ok(());
+            }
+            let prompt = input.prompt.as_deref().unwrap_or("");
+            let lines = match recall::recall(&mem, prompt, mem.has_embedder()) {
+                // The embedder can fail (a model that is gone): words alone still recall.
+                Err(_) if mem.has_embedder() => recall::recall(&mem, prompt, false)?,
+                other => other?,
+            };
+            match recall::render(&lines, cfg.recall_max_chars) {
+                Some(text) => out(&hook::user_prompt(&text)),
+                None => Ok(()),
+            }
         }
     }
 }

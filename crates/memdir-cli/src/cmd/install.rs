@@ -153,10 +153,12 @@ fn failure(message: String) -> CliError {
     }
 }
 /// The Claude Code hook events memdir installs, with the `memdir hook` argument of each.
-const EVENTS: [(&str, &str); 3] = [
+const EVENTS: [(&str, &str); 4] = [
     ("SessionStart", "session-start"),
     ("PreCompact", "pre-compact"),
     ("SessionEnd", "session-end"),
+    // Prints nothing unless `[hooks] recall = true`.
+    ("UserPromptSubmit", "user-prompt"),
 ];
 
 fn quote(s: &str) -> String {
