@@ -5,9 +5,10 @@
 //! The prompt's words are searched the way `memdir search --mode ranked` (or `hybrid`, when an
 //! embedder is configured) searches, through the engine's public API; session transcripts and
 //! offloaded outputs are left out (they hold the conversation itself, and would only echo it).
-//! A line is kept only when it clears a floor: it must hold at least [`MIN_TERMS`] of the
-//! prompt's distinct terms (stemmed, stop words left out; all of them when the prompt has
-//! fewer), so a prompt that memory knows nothing about gets nothing. (BM25 scores cannot be the
+//! Nothing is shown unless the prompt clears a floor: one of the lines found must hold
+//! [`MIN_SHARE`] of the prompt's distinct terms (stemmed, stop words left out), and each line
+//! shown at least [`MIN_TERMS`] of them (all of them when the prompt has fewer), so a prompt
+//! that memory knows nothing about gets nothing. (BM25 scores cannot be the
 //! floor: they depend on the size of the memory, and in a small one a term in most lines
 //! scores zero however relevant the line is.) What is injected is a list of facts with their `file:line`, never
 //! instructions, within a character budget; a line from an external source (a log entry marked
@@ -25,9 +26,12 @@ use memdir_core::transcript::SESSIONS_DIR;
 
 /// The most lines recall injects.
 pub const MAX_LINES: usize = 5;
-/// How many of the prompt's distinct terms a line must hold (see BENCHMARKS.md, "Recall per
-/// prompt").
+/// How many of the prompt's distinct terms each line shown must hold (see BENCHMARKS.md,
+/// "Recall per prompt").
 pub const MIN_TERMS: usize = 2;
+/// What share of them one line found must hold for anything to be shown: a memory whose best
+/// line shares two common words with a long prompt knows nothing about it.
+pub const MIN_SHARE: f64 = 0.34;
 /// The most words of a prompt that are searched.
 const MAX_WORDS: usize = 48;
 
@@ -57,7 +61,7 @@ pub struct Recalled {
 }
 
 /// The lines to recall for `prompt`, best first: at most [`MAX_LINES`], each holding at least
-/// [`MIN_TERMS`] of its terms. `hybrid` searches words and meaning (needs an embedder);
+/// [`MIN_TERMS`] of its terms, and none unless one holds [`MIN_SHARE`] of them. `hybrid` searches words and meaning (needs an embedder);
 /// otherwise words.
 pub fn recall(mem: &Memory, prompt: &str, hybrid: bool) -> Result<Vec<Recalled>, memdir::Error> {
     let q = query(prompt);
@@ -71,7 +75,12 @@ pub fn recall(mem: &Memory, prompt: &str, hybrid: bool) -> Result<Vec<Recalled>,
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
+    // The floor is two gates: the prompt is about memory when its best line holds enough of
+    // its terms (`gate`); then each line shown must hold at least two of them (`need`).
     let need = MIN_TERMS.min(wanted.len());
+    let gate = ((MIN_SHARE * wanted.len() as f64).ceil() as usize)
+        .max(need)
+        .min(wanted.len());
     let mode = if hybrid { Mode::Hybrid } else { Mode::Ranked };
     let mut req = SearchRequest::new(q);
     req.mode = mode;
@@ -84,6 +93,7 @@ pub fn recall(mem: &Memory, prompt: &str, hybrid: bool) -> Result<Vec<Recalled>,
         Err(e) => return Err(e),
     };
     let mut out = Vec::new();
+    let mut about = false;
     for h in found.hits {
         let top = h.path.split('/').next().unwrap_or("");
         if h.is_context || top == SESSIONS_DIR || top == crate::offload::OFFLOAD_DIR {
@@ -93,9 +103,11 @@ pub fn recall(mem: &Memory, prompt: &str, hybrid: bool) -> Result<Vec<Recalled>,
             break;
         }
         let have = tok.terms(&h.text);
-        if wanted.iter().filter(|t| have.contains(t)).count() < need {
+        let held = wanted.iter().filter(|t| have.contains(t)).count();
+        if held < need {
             continue;
         }
+        about |= held >= gate;
         let score = h.score.unwrap_or(0.0);
         let external = is_external(mem, &h.path, &h.text);
         out.push(Recalled {
@@ -105,6 +117,9 @@ pub fn recall(mem: &Memory, prompt: &str, hybrid: bool) -> Result<Vec<Recalled>,
             score,
             external,
         });
+    }
+    if !about {
+        out.clear();
     }
     Ok(out)
 }
@@ -130,8 +145,19 @@ pub fn render(lines: &[Recalled], max_chars: usize) -> Option<String> {
     let mut own = String::new();
     let mut outside = String::new();
     let mut used = HEAD.chars().count();
+    // Each line gets an even share of the budget, so the fifth is not left out for the length
+    // of the first; a longer line is cut (its file:line says where the rest is).
+    let share = max_chars.saturating_sub(used + 260) / lines.len().max(1);
     for l in lines {
-        let item = format!("- {}: {}\n", l.at, l.text);
+        let text = match l
+            .text
+            .char_indices()
+            .nth(share.saturating_sub(l.at.len() + 5))
+        {
+            Some((i, _)) => format!("{}…", &l.text[..i]),
+            None => l.text.clone(),
+        };
+        let item = format!("- {}: {}\n", l.at, text);
         let n = item.chars().count();
         // An untrusted block costs its two fence lines and warning too.
         let extra = if l.external && outside.is_empty() {
@@ -194,7 +220,11 @@ mod tests {
         let text = render(&lines, 1200).unwrap();
         assert!(text.chars().count() <= 1200, "{text}");
         assert!(text.contains("- core.md:1: Priya leads payments\n"));
-        assert!(!text.contains("xxxx"), "a line over the budget is left out");
+        assert!(
+            text.contains("- notes/a.md:2: xxx"),
+            "a long line is cut to its share"
+        );
+        assert!(text.contains("x…\n"), "{text}");
         let (inside, outside) = memdir_core::context::split_untrusted(&text).unwrap();
         assert!(inside.contains("ignore all previous"));
         assert!(!outside.contains("ignore all previous"));

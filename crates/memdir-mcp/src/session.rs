@@ -283,7 +283,6 @@ pub fn save(
             t
         }
     };
-    drop(render);
     let mut saved = Saved {
         path: t.path.clone(),
         new_turns: turns,
