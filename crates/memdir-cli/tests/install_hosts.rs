@@ -294,7 +294,7 @@ fn a_broken_file_is_never_written() {
 }
 
 #[test]
-fn claude_code_hooks_include_session_end() {
+fn claude_code_hooks_include_session_end_and_user_prompt() {
     let f = Fixture::new();
     run(&f, &["install", "claude-code"]);
     let s: Value = serde_json::from_str(
@@ -305,6 +305,7 @@ fn claude_code_hooks_include_session_end() {
         ("SessionStart", "session-start"),
         ("PreCompact", "pre-compact"),
         ("SessionEnd", "session-end"),
+        ("UserPromptSubmit", "user-prompt"),
     ] {
         let cmd = s["hooks"][event][0]["hooks"][0]["command"]
             .as_str()
