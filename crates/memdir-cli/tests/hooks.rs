@@ -21,6 +21,12 @@ fn session_start_input(source: &str) -> String {
 /// The PreCompact example of the hooks reference, verbatim.
 const PRE_COMPACT_INPUT: &str = r#"{"session_id":"abc123","transcript_path":"...","cwd":"/Users/...","hook_event_name":"PreCompact","trigger":"manual","custom_instructions":""}"#;
 
+/// A Claude Code transcript (see capture.rs for the tests of the save itself).
+fn transcript() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/transcripts/claude-code.jsonl")
+}
+
 fn additional_context(out: &str) -> String {
     let v: Value = serde_json::from_str(out).expect("hook output is one JSON object");
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
@@ -141,7 +147,7 @@ fn pre_compact_prints_the_flush_reminder() {
     let a = f
         .cmd()
         .args(["hook", "pre-compact"])
-        .write_stdin(PRE_COMPACT_INPUT)
+        .write_stdin(PRE_COMPACT_INPUT.replace("\"...\"", &format!("{:?}", transcript())))
         .assert()
         .success();
     let out = stdout(&a);

@@ -50,6 +50,8 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// What the context loads and its budget.
     pub context: ContextConfig,
+    /// What the agent hosts' hooks do beyond the defaults.
+    pub hooks: HooksConfig,
     /// What `memdir consolidate` looks for, and the optional language model it asks.
     pub consolidate: ConsolidateConfig,
     /// Which layout the folder has (memdir's own, or a host's: see [`crate::host`]).
@@ -79,6 +81,26 @@ impl Default for ContextConfig {
         ContextConfig {
             max_tokens: 4000,
             log_days: 2,
+        }
+    }
+}
+
+/// The `[hooks]` section: recall per prompt (`memdir hook user-prompt`, Claude Code's
+/// UserPromptSubmit), off unless asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksConfig {
+    /// Inject the memory lines most relevant to each prompt.
+    pub recall: bool,
+    /// The most characters recall injects.
+    pub recall_max_chars: usize,
+}
+
+impl Default for HooksConfig {
+    fn default() -> Self {
+        HooksConfig {
+            recall: false,
+            recall_max_chars: 1200,
         }
     }
 }
@@ -422,6 +444,11 @@ impl Config {
             format!(
                 "[context]\n# max_tokens = {}\n# log_days = {}",
                 d.context.max_tokens, d.context.log_days
+            ),
+            format!(
+                "# memdir hook user-prompt: the memory lines most relevant to each prompt\n[hooks]\n\
+                 # recall = {}\n# recall_max_chars = {}",
+                d.hooks.recall, d.hooks.recall_max_chars
             ),
             format!(
                 "# the embedder of search --mode semantic|hybrid; MEMDIR_MODEL_DIR overrides it\n[embed]\n\

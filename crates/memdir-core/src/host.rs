@@ -109,11 +109,12 @@ pub struct FolderLayout {
 pub const CORE_FILE: &str = "core.md";
 
 /// Top-level folders whose files are never notes, in every layout (besides its log folder).
-const NOT_NOTE_DIRS: [&str; 7] = [
+const NOT_NOTE_DIRS: [&str; 8] = [
     "log",
     "scratch",
     "archive",
     "offload",
+    "sessions",
     "proposals",
     "consolidation",
     ".memdir",

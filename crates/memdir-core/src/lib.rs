@@ -34,3 +34,4 @@ pub mod scratch;
 pub mod state;
 pub mod text;
 pub mod tokenize;
+pub mod transcript;

@@ -27,11 +27,12 @@ pub const INDEX_FILE: &str = "MEMORY.md";
 /// Root files that are never notes.
 pub const NOT_NOTE_FILES: [&str; 3] = ["core.md", INDEX_FILE, "state.md"];
 /// Top-level folders whose files are never notes.
-pub const NOT_NOTE_DIRS: [&str; 7] = [
+pub const NOT_NOTE_DIRS: [&str; 8] = [
     "log",
     "scratch",
     "archive",
     "offload",
+    "sessions",
     "proposals",
     "consolidation",
     ".memdir",
@@ -43,7 +44,7 @@ pub const UNTYPED: &str = "other";
 
 /// True when a path (relative to the root, `/`-separated) names a note: a `.md` file that is not
 /// `core.md`, `MEMORY.md` or `state.md` at the root and not inside `log/`, `scratch/`, `archive/`,
-/// `offload/`, `proposals/` or `consolidation/`, and not hidden (no component starts with `.`, so an editor's
+/// `offload/`, `sessions/`, `proposals/` or `consolidation/`, and not hidden (no component starts with `.`, so an editor's
 /// `.trash/` is left out).
 pub fn is_note_path(path: &str) -> bool {
     if !path.ends_with(".md") || path.len() <= 3 || path.split('/').any(|c| c.starts_with('.')) {
@@ -766,6 +767,7 @@ mod tests {
             "scratch/1-a.md",
             "archive/notes/a.md",
             "offload/x.md",
+            "sessions/2026-11-30/090012-5f2c1a9e.md",
             "proposals/p.md",
             "notes/a.txt",
             ".md",

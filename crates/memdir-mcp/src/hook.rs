@@ -9,6 +9,7 @@
 //! left out. The text is written as facts, not orders, as the hooks guide advises.
 
 use crate::prompts::FLUSH;
+use crate::session::Saved;
 use memdir::Memory;
 use memdir_core::context::{fit, render};
 use serde::Deserialize;
@@ -29,6 +30,21 @@ pub struct HookInput {
     /// PreCompact: `manual` or `auto`.
     #[serde(default)]
     pub trigger: Option<String>,
+    /// The session's id (every event).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The session's JSONL transcript (every event).
+    #[serde(default)]
+    pub transcript_path: Option<String>,
+    /// The session's working folder (every event).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// SessionEnd: `clear`, `logout`, `prompt_input_exit`, `other`, ...
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// UserPromptSubmit: what the user typed.
+    #[serde(default)]
+    pub prompt: Option<String>,
 }
 
 /// Parses hook input; empty input counts as `{}` so the hook also works by hand.
@@ -43,10 +59,13 @@ pub fn parse_input(stdin: &str) -> Result<HookInput, String> {
 
 /// The context text for a session start, at most `limit` characters: the context's sections
 /// fitted into what is left after the first lines, the same way `memdir context` fits its token
-/// budget (see [`memdir_core::context::fit`]).
+/// budget (see [`memdir_core::context::fit`]). `saved` is the session file a save before the
+/// compaction wrote (see [`crate::session`]); the context names it, so the agent can read back
+/// what the summary left out.
 pub fn session_context(
     mem: &Memory,
     input: &HookInput,
+    saved: Option<&str>,
     limit: usize,
 ) -> Result<String, memdir::Error> {
     let mut out = String::from(
@@ -54,6 +73,9 @@ pub fn session_context(
     );
     if input.source.as_deref() == Some("compact") {
         out.push_str("The conversation was just compacted; this is the memory saved before it.\n");
+        if let Some(p) = saved {
+            out.push_str(&restore_pointer(p));
+        }
     }
     let room = limit.saturating_sub(out.chars().count() + 1);
     let chars = |s: &str| s.chars().count();
@@ -63,9 +85,20 @@ pub fn session_context(
     Ok(out)
 }
 
+/// The line that names the saved transcript after a compaction.
+pub fn restore_pointer(path: &str) -> String {
+    format!(
+        "The full conversation before compaction is in {path}; read it with memory_read {{\"path\": \"{path}\", \"start_line\": 1, \"end_line\": 200}} (CLI: memdir read {path}), or find a detail in it with memory_search.\n"
+    )
+}
+
 /// The JSON a SessionStart hook prints.
-pub fn session_start(mem: &Memory, input: &HookInput) -> Result<String, memdir::Error> {
-    let text = session_context(mem, input, INLINE_LIMIT)?;
+pub fn session_start(
+    mem: &Memory,
+    input: &HookInput,
+    saved: Option<&str>,
+) -> Result<String, memdir::Error> {
+    let text = session_context(mem, input, saved, INLINE_LIMIT)?;
     Ok(json!({
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
@@ -75,9 +108,76 @@ pub fn session_start(mem: &Memory, input: &HookInput) -> Result<String, memdir::
     .to_string())
 }
 
-/// The text a PreCompact hook prints: the flush reminder. (Claude Code writes PreCompact output
-/// to its debug log; pair it with a SessionStart hook on `compact` to bring memory back.)
-pub fn pre_compact(input: &HookInput) -> String {
+/// The JSON a UserPromptSubmit hook prints: `text` as context next to the prompt.
+pub fn user_prompt(text: &str) -> String {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": text,
+        }
+    })
+    .to_string()
+}
+
+/// The text a PreCompact hook prints: the flush reminder, and where the transcript was saved.
+/// (Claude Code writes PreCompact output to its debug log; pair it with a SessionStart hook on
+/// `compact` to bring memory back.)
+pub fn pre_compact(input: &HookInput, saved: Option<&Saved>) -> String {
     let trigger = input.trigger.as_deref().unwrap_or("unknown");
-    format!("memdir: context compaction ({trigger}) is starting.\n{FLUSH}\n")
+    let mut out = format!("memdir: context compaction ({trigger}) is starting.\n");
+    if let Some(s) = saved {
+        out.push_str(&format!("memdir: {}\n", saved_line(s)));
+    }
+    out.push_str(FLUSH);
+    out.push('\n');
+    out
+}
+
+/// What a save did, in one line: `N new turns of the session transcript saved to PATH`.
+pub fn saved_line(s: &Saved) -> String {
+    match s.new_turns {
+        0 => format!("the session transcript in {} is up to date", s.path),
+        1 => format!("1 new turn of the session transcript saved to {}", s.path),
+        n => format!(
+            "{n} new turns of the session transcript saved to {}",
+            s.path
+        ),
+    }
+}
+
+/// The log line of a save: what triggered it and where the transcript is, so a later session
+/// (or a person reading the day's log) finds it. `None` when there is nothing to say: a save
+/// that added nothing and no session end.
+pub fn log_line(event: &str, input: &HookInput, s: &Saved) -> Option<String> {
+    let short = memdir_core::transcript::short_id(input.session_id.as_deref().unwrap_or(""));
+    let turns = match s.new_turns {
+        0 => "no new turns".to_string(),
+        1 => "1 new turn".to_string(),
+        n => format!("{n} new turns"),
+    };
+    match event {
+        "pre-compact" if s.new_turns > 0 => Some(format!(
+            "session {short} compacting ({}): transcript saved to {} ({turns})",
+            word(input.trigger.as_deref()),
+            s.path
+        )),
+        "session-end" => Some(format!(
+            "session {short} ended ({}): transcript in {} ({turns})",
+            word(input.reason.as_deref()),
+            s.path
+        )),
+        _ => None,
+    }
+}
+
+/// A field the host fills with one word (`auto`, `prompt_input_exit`), as a log shows it:
+/// letters, digits, `_` and `-` only, at most 40, `unknown` when none is left.
+fn word(s: Option<&str>) -> String {
+    let w: String = s
+        .unwrap_or("")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .take(40)
+        .collect();
+    if w.is_empty() { "unknown".into() } else { w }
 }

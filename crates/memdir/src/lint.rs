@@ -188,15 +188,19 @@ impl Memory {
     }
 
     /// Flags `.md` files too large for a prompt: notes by the text already read, and the files of
-    /// the other loaded or served folders by their listed size. The archive is never loaded, and
-    /// the capped files have their own check.
+    /// the other loaded or served folders by their listed size. The archive is never loaded,
+    /// session transcripts are read by line range (their size is the point), and the capped
+    /// files have their own check.
     fn check_sizes(&self, files: &[NoteFile], out: &mut Out) -> Result<(), Error> {
         let mut sizes: Vec<(String, u64)> = files
             .iter()
             .filter(|f| f.is_note)
             .map(|f| (f.path.to_string(), f.text.len() as u64))
             .collect();
-        for dir in NOT_NOTE_DIRS.iter().filter(|d| **d != ARCHIVE_DIR) {
+        for dir in NOT_NOTE_DIRS
+            .iter()
+            .filter(|d| **d != ARCHIVE_DIR && **d != memdir_core::transcript::SESSIONS_DIR)
+        {
             let dir = match MemPath::parse(dir) {
                 Ok(d) if self.store().stat(&d)?.is_some() => d,
                 _ => continue,

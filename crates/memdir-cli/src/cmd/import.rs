@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 /// Bring memory kept elsewhere into this one: a Claude Code auto memory folder, an OpenClaw
 /// workspace, or a ChatGPT or Claude conversation export (one commit per import, and running
 /// it again adds nothing already there). With `--from`, copy another memdir store byte for byte
-/// into this one (which must not hold other content).
+/// into this one (which must not hold other content), or save a folder of agent session
+/// transcripts (a Claude Code project folder, a Codex CLI sessions folder) under sessions/.
 #[derive(Debug, clap::Args)]
 #[command(
     args_conflicts_with_subcommands = true,
@@ -19,10 +20,13 @@ use std::path::{Path, PathBuf};
   memdir import openclaw ~/.openclaw/workspace --dry-run
   memdir import chatgpt ~/Downloads/chatgpt-export/conversations.json
   memdir import claude ~/Downloads/claude-export
-  memdir --store 'postgres://127.0.0.1/memdir?tenant=alice' import --from ~/.local/share/memdir"
+  memdir --store 'postgres://127.0.0.1/memdir?tenant=alice' import --from ~/.local/share/memdir
+  memdir import --from ~/.claude/projects/-home-me-src-app    # session transcripts -> sessions/
+  memdir import --from ~/.codex/sessions"
 )]
 pub struct Args {
-    /// Where to copy from: a folder path or postgres://HOST/DB?tenant=NAME
+    /// Where to copy from: a folder path or postgres://HOST/DB?tenant=NAME; or a folder of
+    /// session transcripts (`~/.claude/projects/<project>`, `~/.codex/sessions`)
     #[arg(long, value_name = "DIR|URL")]
     pub from: Option<String>,
 
@@ -78,6 +82,10 @@ pub struct ChatArgs {
 pub fn run(a: Args, env: &Env) -> CliResult {
     match (a.from, a.what) {
         (Some(from), None) => {
+            // A folder of agent session transcripts is saved under sessions/, as the hooks do.
+            if let Some((host, files)) = crate::cmd::sessions::transcripts(Path::new(&from)) {
+                return crate::cmd::sessions::import(Path::new(&from), host, &files, env);
+            }
             let from = Location::parse(&from)?;
             crate::cmd::export::copy(&from, &env.location, env)
         }

@@ -1,9 +1,10 @@
 //! `memdir install` and `memdir uninstall`: register memdir with an agent host (its MCP server
-//! and, for Claude Code, the SessionStart and PreCompact hooks) by editing the host's documented
-//! JSON settings files in place.
+//! and, for Claude Code, the SessionStart, PreCompact and SessionEnd hooks) by editing the host's
+//! documented settings files in place: JSON for Claude Code, Cursor, Gemini CLI, VS Code and
+//! Claude Desktop, TOML for Codex CLI (each host's source is cited in docs/install.md).
 //!
-//! Edits go through a concrete syntax tree (jsonc-parser), so every byte that is not memdir's
-//! stays as it was. What each file looked like before memdir touched it is recorded in
+//! Edits go through a concrete syntax tree (jsonc-parser for JSON, toml_edit for TOML), so every
+//! byte that is not memdir's stays as it was, comments included. What each file looked like before memdir touched it is recorded in
 //! `$XDG_STATE_HOME/memdir/installed.json` (default `~/.local/state/memdir/`); `uninstall`
 //! restores those bytes when the file is still exactly what install left, and otherwise removes
 //! only memdir's entries. A file that is not valid JSON is never written.
@@ -25,23 +26,58 @@ pub enum Client {
     ClaudeCode,
     /// Cursor: the MCP server (`~/.cursor/mcp.json` or `.cursor/mcp.json`).
     Cursor,
+    /// Codex CLI: the MCP server, `[mcp_servers.memdir]` in `~/.codex/config.toml` (or
+    /// `$CODEX_HOME/config.toml`), or `.codex/config.toml` in a trusted project.
+    #[value(alias = "codex-cli")]
+    Codex,
+    /// Gemini CLI: the MCP server, `mcpServers` in `~/.gemini/settings.json` or
+    /// `.gemini/settings.json`.
+    #[value(alias = "gemini-cli")]
+    Gemini,
+    /// VS Code: the MCP server, `servers` in `.vscode/mcp.json` (or the user profile's
+    /// `mcp.json`); the file may hold comments.
+    #[value(name = "vscode", alias = "vs-code")]
+    VsCode,
+    /// Claude Desktop: the MCP server, `mcpServers` in `claude_desktop_config.json` (macOS:
+    /// `~/Library/Application Support/Claude/`, Windows: `%APPDATA%\\Claude\\`, Linux:
+    /// `~/.config/Claude/`); user scope only.
+    ClaudeDesktop,
 }
+
+/// Every host, in the order `uninstall` goes through them.
+const ALL: [Client; 6] = [
+    Client::ClaudeCode,
+    Client::Cursor,
+    Client::Codex,
+    Client::Gemini,
+    Client::VsCode,
+    Client::ClaudeDesktop,
+];
 
 impl Client {
     fn writer(self) -> &'static str {
         match self {
             Client::ClaudeCode => "claude",
             Client::Cursor => "cursor",
+            Client::Codex => "codex",
+            Client::Gemini => "gemini",
+            Client::VsCode => "vscode",
+            Client::ClaudeDesktop => "claude-desktop",
         }
+    }
+
+    /// False for a host that has no per-project settings.
+    fn has_project_scope(self) -> bool {
+        self != Client::ClaudeDesktop
     }
 }
 
-/// Register memdir with an agent host: its MCP server, and for Claude Code the SessionStart and
-/// PreCompact hooks. Idempotent; keeps everything else in the files; refuses a file that is not
+/// Register memdir with an agent host: its MCP server, and for Claude Code the SessionStart,
+/// PreCompact and SessionEnd hooks. Idempotent; keeps everything else in the files; refuses a file that is not
 /// valid JSON. `memdir uninstall` removes only what this added.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memdir install claude-code --dry-run     # show the diff, write nothing\n  memdir install claude-code               # ~/.claude.json and ~/.claude/settings.json\n  memdir install claude-code --project     # .mcp.json and .claude/settings.json here\n  memdir install cursor --project          # .cursor/mcp.json\n  memdir uninstall claude-code"
+    after_help = "Examples:\n  memdir install claude-code --dry-run     # show the diff, write nothing\n  memdir install claude-code               # ~/.claude.json and ~/.claude/settings.json\n  memdir install claude-code --project     # .mcp.json and .claude/settings.json here\n  memdir install cursor --project          # .cursor/mcp.json\n  memdir install codex                     # ~/.codex/config.toml\n  memdir install gemini                    # ~/.gemini/settings.json\n  memdir install vscode --project          # .vscode/mcp.json\n  memdir install claude-desktop            # claude_desktop_config.json\n  memdir uninstall claude-code"
 )]
 pub struct Args {
     /// The agent host.
@@ -82,10 +118,26 @@ pub struct Scope {
     pub user: bool,
 }
 
+/// How a settings file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// JSON with the servers under `key`; `comments`: the host reads JSON with comments (and
+    /// trailing commas), so a file holding them is taken, and kept as it is.
+    Json { key: &'static str, comments: bool },
+    /// Codex CLI's TOML: `[mcp_servers.memdir]`.
+    Toml,
+}
+
+const MCP_SERVERS: Format = Format::Json {
+    key: "mcpServers",
+    comments: false,
+};
+
 /// One settings file and memdir's part in it.
 struct Target {
     path: PathBuf,
-    /// The `mcpServers` entry to keep, if this file registers servers.
+    format: Format,
+    /// The server entry to keep, if this file registers servers.
     server: Option<Value>,
     /// The hook commands to keep, by event, if this file holds hooks.
     hooks: Vec<(&'static str, String)>,
@@ -100,9 +152,13 @@ fn failure(message: String) -> CliError {
         code: exit::FAILURE,
     }
 }
-const EVENTS: [(&str, &str); 2] = [
+/// The Claude Code hook events memdir installs, with the `memdir hook` argument of each.
+const EVENTS: [(&str, &str); 4] = [
     ("SessionStart", "session-start"),
     ("PreCompact", "pre-compact"),
+    ("SessionEnd", "session-end"),
+    // Prints nothing unless `[hooks] recall = true`.
+    ("UserPromptSubmit", "user-prompt"),
 ];
 
 fn quote(s: &str) -> String {
@@ -140,11 +196,25 @@ fn targets(client: Client, scope: Scope, env: &Env) -> Result<Vec<Target>, CliEr
         "args": ["mcp"],
         "env": {"MEMDIR_ROOT": root, "MEMDIR_WRITER": client.writer()},
     });
+    if scope.project && !client.has_project_scope() {
+        return Err(CliError::invalid(format!(
+            "{} has no project settings: install it for the user (without --project)",
+            client_name(client)
+        )));
+    }
     let base = if scope.project {
         std::env::current_dir()
             .map_err(|e| failure(format!("cannot read the current folder: {e}")))?
     } else {
         home(env)?
+    };
+    let one = |path: PathBuf, format: Format, server: Value| {
+        vec![Target {
+            path,
+            format,
+            server: Some(server),
+            hooks: Vec::new(),
+        }]
     };
     Ok(match client {
         Client::ClaudeCode => {
@@ -170,21 +240,77 @@ fn targets(client: Client, scope: Scope, env: &Env) -> Result<Vec<Target>, CliEr
             vec![
                 Target {
                     path: mcp,
+                    format: MCP_SERVERS,
                     server: Some(server),
                     hooks: Vec::new(),
                 },
                 Target {
                     path: settings,
+                    format: MCP_SERVERS,
                     server: None,
                     hooks: EVENTS.iter().map(|(e, arg)| (*e, hook(arg))).collect(),
                 },
             ]
         }
-        Client::Cursor => vec![Target {
-            path: base.join(".cursor/mcp.json"),
-            server: Some(server),
-            hooks: Vec::new(),
-        }],
+        Client::Cursor => one(base.join(".cursor/mcp.json"), MCP_SERVERS, server),
+        Client::Gemini => one(base.join(".gemini/settings.json"), MCP_SERVERS, server),
+        Client::Codex => {
+            let dir = match (scope.project, std::env::var_os("CODEX_HOME")) {
+                (false, Some(h)) if !h.is_empty() => PathBuf::from(h),
+                _ => base.join(".codex"),
+            };
+            one(dir.join("config.toml"), Format::Toml, server)
+        }
+        Client::VsCode => {
+            // VS Code's own format: `servers`, `type` first; comments allowed (JSONC).
+            if let Some(m) = server.as_object_mut() {
+                m.insert("type".into(), "stdio".into());
+            }
+            let path = if scope.project {
+                base.join(".vscode/mcp.json")
+            } else {
+                app_config(&base)?.join("Code/User/mcp.json")
+            };
+            let format = Format::Json {
+                key: "servers",
+                comments: true,
+            };
+            one(path, format, server)
+        }
+        Client::ClaudeDesktop => one(
+            app_config(&base)?.join("Claude/claude_desktop_config.json"),
+            MCP_SERVERS,
+            server,
+        ),
+    })
+}
+
+fn client_name(c: Client) -> &'static str {
+    match c {
+        Client::ClaudeCode => "Claude Code",
+        Client::Cursor => "Cursor",
+        Client::Codex => "Codex CLI",
+        Client::Gemini => "Gemini CLI",
+        Client::VsCode => "VS Code",
+        Client::ClaudeDesktop => "Claude Desktop",
+    }
+}
+
+/// Where desktop applications keep their settings: `~/Library/Application Support` on macOS,
+/// `%APPDATA%` on Windows, `$XDG_CONFIG_HOME` (else `~/.config`) elsewhere.
+fn app_config(home: &Path) -> Result<PathBuf, CliError> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    Ok(if cfg!(target_os = "macos") {
+        home.join("Library/Application Support")
+    } else if cfg!(windows) {
+        var("APPDATA")
+            .ok_or_else(|| CliError::invalid("APPDATA is not set: set it, then run again"))?
+    } else {
+        var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"))
     })
 }
 
@@ -198,21 +324,35 @@ fn is_ours(command: &str, event_arg: &str) -> bool {
         && words[n - 3].trim_matches('\'').ends_with("memdir")
 }
 
-fn parse(path: &Path, text: &str) -> Result<CstRootNode, CliError> {
-    let refuse = |why: String| {
-        CliError::invalid(format!(
-            "{} is not valid JSON ({why}): fix it or move it away, then run again; nothing was written",
-            path.display()
-        ))
-    };
-    if !text.trim().is_empty() {
-        match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(_)) => {}
-            Ok(_) => return Err(refuse("it is not a JSON object".into())),
-            Err(e) => return Err(refuse(e.to_string())),
-        }
+fn refusal(path: &Path, what: &str, why: String) -> CliError {
+    CliError::invalid(format!(
+        "{} is not valid {what} ({why}): fix it or move it away, then run again; nothing was written",
+        path.display()
+    ))
+}
+
+/// The file's JSON value (`None` when it is empty), refusing anything but an object; `comments`:
+/// JSON with comments and trailing commas is taken.
+fn json_value(path: &Path, text: &str, comments: bool) -> Result<Option<Value>, CliError> {
+    if text.trim().is_empty() {
+        return Ok(None);
     }
-    CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| refuse(e.to_string()))
+    let v = if comments {
+        jsonc_parser::parse_to_serde_value::<Value>(text, &ParseOptions::default())
+            .map_err(|e| refusal(path, "JSON", e.to_string()))?
+    } else {
+        serde_json::from_str::<Value>(text).map_err(|e| refusal(path, "JSON", e.to_string()))?
+    };
+    match v {
+        Value::Object(_) => Ok(Some(v)),
+        _ => Err(refusal(path, "JSON", "it is not a JSON object".into())),
+    }
+}
+
+fn parse(path: &Path, text: &str, comments: bool) -> Result<CstRootNode, CliError> {
+    json_value(path, text, comments)?;
+    CstRootNode::parse(text, &ParseOptions::default())
+        .map_err(|e| refusal(path, "JSON", e.to_string()))
 }
 
 fn input(v: &Value) -> CstInputValue {
@@ -246,13 +386,16 @@ fn string_at(obj: &CstObject, key: &str) -> Option<String> {
 
 /// The file's text with memdir's entries in place.
 fn with_ours(path: &Path, text: &str, t: &Target) -> Result<String, CliError> {
-    let root = parse(path, text)?;
+    let (key, comments) = match t.format {
+        Format::Toml => return toml_with_ours(path, text, t.server.as_ref()),
+        Format::Json { key, comments } => (key, comments),
+    };
+    let current: Option<Value> =
+        json_value(path, text, comments)?.and_then(|v| v.get(key)?.get(SERVER).cloned());
+    let root = parse(path, text, comments)?;
     let obj = root.object_value_or_set();
     if let Some(server) = &t.server {
-        let servers = obj.object_value_or_set("mcpServers");
-        let current: Option<Value> = serde_json::from_str::<Value>(text)
-            .ok()
-            .and_then(|v| v.get("mcpServers")?.get(SERVER).cloned());
+        let servers = obj.object_value_or_set(key);
         match servers.get(SERVER) {
             Some(_) if current.as_ref() == Some(server) => {}
             Some(prop) => prop.set_value(server_input(server)),
@@ -298,12 +441,16 @@ fn with_ours(path: &Path, text: &str, t: &Target) -> Result<String, CliError> {
 }
 
 /// The file's text without memdir's entries (and without containers that held only them).
-fn without_ours(path: &Path, text: &str) -> Result<String, CliError> {
-    let root = parse(path, text)?;
+fn without_ours(path: &Path, text: &str, format: Format) -> Result<String, CliError> {
+    let (key, comments) = match format {
+        Format::Toml => return toml_without_ours(path, text),
+        Format::Json { key, comments } => (key, comments),
+    };
+    let root = parse(path, text, comments)?;
     let Some(obj) = root.object_value() else {
         return Ok(text.to_string());
     };
-    if let Some(servers) = obj.object_value("mcpServers") {
+    if let Some(servers) = obj.object_value(key) {
         if let Some(p) = servers.get(SERVER)
             && p.value()
                 .and_then(|v| v.as_object())
@@ -313,7 +460,7 @@ fn without_ours(path: &Path, text: &str) -> Result<String, CliError> {
             p.remove();
         }
         if servers.properties().is_empty()
-            && let Some(p) = obj.get("mcpServers")
+            && let Some(p) = obj.get(key)
         {
             p.remove();
         }
@@ -355,6 +502,110 @@ fn without_ours(path: &Path, text: &str) -> Result<String, CliError> {
         }
     }
     Ok(ensure_newline(root.to_string(), text))
+}
+
+/// Codex CLI's `[mcp_servers.memdir]` table for `server` (command, args, and an `env` table).
+fn toml_server(server: &Value) -> toml_edit::Table {
+    let mut t = toml_edit::Table::new();
+    t["command"] = toml_edit::value(server["command"].as_str().unwrap_or_default());
+    let mut args = toml_edit::Array::new();
+    for a in server["args"].as_array().into_iter().flatten() {
+        args.push(a.as_str().unwrap_or_default());
+    }
+    t["args"] = toml_edit::value(args);
+    let mut env = toml_edit::Table::new();
+    for (k, v) in server["env"].as_object().into_iter().flatten() {
+        env[k.as_str()] = toml_edit::value(v.as_str().unwrap_or_default());
+    }
+    t["env"] = toml_edit::Item::Table(env);
+    t
+}
+
+/// What a TOML item says, as JSON, to compare it with the entry memdir would write.
+fn toml_as_json(item: &toml_edit::Item) -> Value {
+    match item {
+        toml_edit::Item::Value(v) => toml_value_json(v),
+        toml_edit::Item::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.to_string(), toml_as_json(v)))
+                .collect(),
+        ),
+        _ => Value::Null,
+    }
+}
+
+fn toml_value_json(v: &toml_edit::Value) -> Value {
+    match v {
+        toml_edit::Value::String(s) => Value::String(s.value().clone()),
+        toml_edit::Value::Array(a) => Value::Array(a.iter().map(toml_value_json).collect()),
+        toml_edit::Value::InlineTable(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.to_string(), toml_value_json(v)))
+                .collect(),
+        ),
+        other => Value::String(other.to_string()),
+    }
+}
+
+fn toml_doc(path: &Path, text: &str) -> Result<toml_edit::DocumentMut, CliError> {
+    text.parse::<toml_edit::DocumentMut>()
+        .map_err(|e| refusal(path, "TOML", memdir_core::text::one_line(&e.to_string())))
+}
+
+/// The TOML file's text with `[mcp_servers.memdir]` in place; the rest, comments and order
+/// included, stays as it was.
+fn toml_with_ours(path: &Path, text: &str, server: Option<&Value>) -> Result<String, CliError> {
+    let mut doc = toml_doc(path, text)?;
+    let Some(server) = server else {
+        return Ok(text.to_string());
+    };
+    let servers = doc
+        .entry("mcp_servers")
+        .or_insert_with(|| {
+            // Only `[mcp_servers.memdir]` is written, not an empty `[mcp_servers]` above it.
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_like_mut()
+        .ok_or_else(|| {
+            refusal(
+                path,
+                "Codex CLI settings",
+                "mcp_servers is not a table".into(),
+            )
+        })?;
+    let wanted = toml_server(server);
+    match servers.get(SERVER) {
+        Some(item)
+            if toml_as_json(item) == toml_as_json(&toml_edit::Item::Table(wanted.clone())) => {}
+        _ => drop(servers.insert(SERVER, toml_edit::Item::Table(wanted))),
+    }
+    Ok(ensure_newline(doc.to_string(), text))
+}
+
+/// The TOML file's text without memdir's server (and without an `mcp_servers` left empty).
+fn toml_without_ours(path: &Path, text: &str) -> Result<String, CliError> {
+    let mut doc = toml_doc(path, text)?;
+    let Some(servers) = doc
+        .get_mut("mcp_servers")
+        .and_then(|s| s.as_table_like_mut())
+    else {
+        return Ok(text.to_string());
+    };
+    let ours = servers
+        .get(SERVER)
+        .and_then(|s| s.get("command"))
+        .and_then(|c| c.as_str())
+        .is_some_and(|c| c.ends_with("memdir"));
+    if !ours {
+        return Ok(text.to_string());
+    }
+    servers.remove(SERVER);
+    if servers.is_empty() {
+        doc.remove("mcp_servers");
+    }
+    Ok(doc.to_string())
 }
 
 fn ensure_newline(mut s: String, original: &str) -> String {
@@ -507,7 +758,11 @@ pub fn run(a: Args, env: &Env) -> CliResult {
 pub fn run_uninstall(a: UninstallArgs, env: &Env) -> CliResult {
     let clients = match a.client {
         Some(c) => vec![c],
-        None => vec![Client::ClaudeCode, Client::Cursor],
+        // Every host that has settings at this scope.
+        None => ALL
+            .into_iter()
+            .filter(|c| !a.scope.project || c.has_project_scope())
+            .collect(),
     };
     let rec_path = record_path(env)?;
     let mut record = load_record(&rec_path)?;
@@ -521,7 +776,7 @@ pub fn run_uninstall(a: UninstallArgs, env: &Env) -> CliResult {
             let new = match record.files.get(&key) {
                 // Untouched since install: the earlier bytes come back exactly.
                 Some(w) if w.after == old => w.before.clone(),
-                _ => Some(without_ours(&t.path, &old)?),
+                _ => Some(without_ours(&t.path, &old, t.format)?),
             };
             plans.push((t.path, Some(old), new));
         }
@@ -544,6 +799,7 @@ mod tests {
     fn target() -> Target {
         Target {
             path: PathBuf::from("settings.json"),
+            format: MCP_SERVERS,
             server: Some(serde_json::json!({"command": "/bin/memdir", "args": ["mcp"]})),
             hooks: vec![("SessionStart", "/bin/memdir hook session-start".to_string())],
         }
@@ -566,7 +822,7 @@ mod tests {
             added,
             "idempotent"
         );
-        let removed = without_ours(p, &added).unwrap();
+        let removed = without_ours(p, &added, MCP_SERVERS).unwrap();
         let back: Value = serde_json::from_str(&removed).unwrap();
         assert_eq!(back, serde_json::from_str::<Value>(&before).unwrap());
     }

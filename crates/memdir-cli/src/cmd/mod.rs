@@ -31,6 +31,7 @@ pub mod rm;
 pub mod scratch;
 pub mod search;
 pub mod serve;
+pub mod sessions;
 pub mod state;
 pub mod sweep;
 pub mod tenant;
