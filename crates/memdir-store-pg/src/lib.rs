@@ -22,8 +22,10 @@
 //! ```
 #![deny(missing_docs)]
 
+mod delta;
 mod history;
 mod schema;
+mod settings;
 mod tenants;
 #[cfg(feature = "test-support")]
 pub mod testing;
@@ -1066,23 +1068,16 @@ impl Store for PgStore {
 
     fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let name = name.to_string();
-        self.call(|db| async move {
-            let c = db.conn().await?;
-            let row = c
-                .query_opt(
-                    "SELECT content FROM memdir.meta WHERE tenant = $1 AND name = $2",
-                    &[&db.tenant, &name],
-                )
-                .await
-                .map_err(db_err)?;
-            Ok(row.map(|r| r.get(0)))
-        })
+        self.call(|db| async move { db.read_meta(&name).await })
     }
 
     fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
         let (name, data) = (name.to_string(), data.to_vec());
         self.call(|db| async move {
             let c = db.conn().await?;
+            if name == settings::CONFIG_META {
+                return settings::write(&**c, &db.tenant, &data).await;
+            }
             c.execute(
                 "INSERT INTO memdir.meta (tenant, name, content) VALUES ($1, $2, $3)
                  ON CONFLICT (tenant, name) DO UPDATE SET content = EXCLUDED.content",

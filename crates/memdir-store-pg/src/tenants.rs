@@ -172,12 +172,16 @@ impl Tenants for PgTenants {
                 )
                 .await
                 .map_err(db_err)?;
+                tx.execute(
+                    "DELETE FROM memdir.history WHERE tenant_id = memdir.tenant_id($1)",
+                    &[&n],
+                )
+                .await
+                .map_err(db_err)?;
                 for table in [
                     "memdir.files",
                     "memdir.meta",
                     "memdir.pending",
-                    "memdir.changes",
-                    "memdir.blobs",
                     "memdir.vector_files",
                     "memdir.vector_meta",
                     "memdir.vector_live",
