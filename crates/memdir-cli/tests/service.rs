@@ -555,3 +555,52 @@ fn two_instances_on_one_database_agree_and_a_restart_loses_nothing() {
         "{log}"
     );
 }
+
+/// `tenant list --after NAME --limit N` pages through the tenants by name (issue 35, item 7),
+/// on a folder root and on PostgreSQL alike.
+fn list_pages(store: &str, home: &Path) {
+    for n in ["carol", "alice", "Bob", "dave"] {
+        add(store, home, n, "p");
+    }
+    let names = |args: &[&str]| -> Vec<String> {
+        let mut a = vec!["tenant", "list"];
+        a.extend_from_slice(args);
+        let (code, out, err) = run(store, home, &a);
+        assert_eq!(code, 0, "{err}");
+        out.lines()
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&[]), ["Bob", "alice", "carol", "dave"]);
+    assert_eq!(names(&["--limit", "2"]), ["Bob", "alice"]);
+    assert_eq!(
+        names(&["--after", "alice", "--limit", "2"]),
+        ["carol", "dave"]
+    );
+    assert_eq!(names(&["--after", "dave"]), Vec::<String>::new());
+    let (code, out, _) = run(
+        store,
+        home,
+        &["tenant", "list", "--json", "--after", "Bob", "--limit", "1"],
+    );
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["name"], "alice");
+    let (code, _, err) = run(store, home, &["tenant", "list", "--limit", "x"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn tenant_list_pages_on_a_folder() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("service");
+    list_pages(root.to_str().unwrap(), home.path());
+}
+
+#[test]
+fn tenant_list_pages_on_postgresql() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    list_pages(&db.url("x").replace("?tenant=x", ""), home.path());
+}

@@ -174,6 +174,17 @@ CREATE TABLE memdir.defaults (
 ALTER TABLE memdir.meta ALTER COLUMN content DROP NOT NULL;
 ALTER TABLE memdir.meta ADD COLUMN base bytea, ADD COLUMN delta bytea;
 "#,
+    // 5: admin at scale: the tenant list read a page at a time in name (byte) order through an
+    // index, and token digests as their 32 bytes rather than 64 hex characters.
+    r#"
+CREATE INDEX credentials_by_name ON memdir.credentials (tenant COLLATE "C");
+ALTER TABLE memdir.credentials ADD COLUMN token_digest bytea;
+UPDATE memdir.credentials SET token_digest = decode(token_sha256, 'hex');
+ALTER TABLE memdir.credentials
+    ALTER COLUMN token_digest SET NOT NULL,
+    ADD CONSTRAINT credentials_token_digest_key UNIQUE (token_digest),
+    DROP COLUMN token_sha256;
+"#,
 ];
 
 /// The schema version this build writes.

@@ -1,8 +1,9 @@
 //! A memory service's tenants in PostgreSQL: `memdir.credentials` beside the memories.
 //!
 //! Every tenant's store shares one connection pool (and runtime), so a service with thousands
-//! of tenants holds a bounded number of connections. A token is looked up by its SHA-256 through
-//! the table's unique index: the hash of a random 256-bit secret gives nothing to steer by timing.
+//! of tenants holds a bounded number of connections. A token is looked up by its SHA-256 (kept
+//! as its 32 bytes) through the table's unique index: the hash of a random 256-bit secret gives
+//! nothing to steer by timing.
 
 use crate::{Connect, PgStore, TENANT_PARAM, db_err, pool_err};
 use deadpool_postgres::Pool;
@@ -101,8 +102,8 @@ impl Tenants for PgTenants {
             .map_err(db_err)?;
             let added = tx
                 .execute(
-                    "INSERT INTO memdir.credentials (tenant, principal, token_sha256, created_ms, token_set_ms)
-                     VALUES ($1, $2, $3, memdir.now_ms(), memdir.now_ms())
+                    "INSERT INTO memdir.credentials (tenant, principal, token_digest, created_ms, token_set_ms)
+                     VALUES ($1, $2, decode($3, 'hex'), memdir.now_ms(), memdir.now_ms())
                      ON CONFLICT (tenant) DO NOTHING",
                     &[&t.name, &t.principal, &h],
                 )
@@ -134,13 +135,33 @@ impl Tenants for PgTenants {
         })
     }
 
+    /// An index scan from `after`, whatever the number of tenants.
+    fn list_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<Tenant>, StoreError> {
+        let pool = self.pool.clone();
+        let after = after.map(str::to_string);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            let rows = c
+                .query(
+                    "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
+                     WHERE tenant COLLATE \"C\" > coalesce($1, '')
+                     ORDER BY tenant COLLATE \"C\" LIMIT $2",
+                    &[&after, &limit],
+                )
+                .await
+                .map_err(db_err)?;
+            Ok(rows.iter().map(tenant_of).collect())
+        })
+    }
+
     fn set_token(&self, name: &str, token_hash: &str) -> Result<(), StoreError> {
         let (pool, n, h) = (self.pool.clone(), name.to_string(), token_hash.to_string());
         self.bridge.run(async move {
             let c = pool.get().await.map_err(pool_err)?;
             let n_set = c
                 .execute(
-                    "UPDATE memdir.credentials SET token_sha256 = $2, token_set_ms = memdir.now_ms()
+                    "UPDATE memdir.credentials SET token_digest = decode($2, 'hex'), token_set_ms = memdir.now_ms()
                      WHERE tenant = $1",
                     &[&n, &h],
                 )
@@ -209,7 +230,7 @@ impl Tenants for PgTenants {
             let row = c
                 .query_opt(
                     "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
-                     WHERE token_sha256 = $1",
+                     WHERE token_digest = decode($1, 'hex')",
                     &[&h],
                 )
                 .await
