@@ -29,6 +29,7 @@ pub mod quota;
 pub mod server;
 pub mod service;
 pub mod stdio;
+mod token_cache;
 pub mod tokens;
 pub mod tools;
 

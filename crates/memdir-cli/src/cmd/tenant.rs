@@ -47,7 +47,8 @@ pub enum Action {
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
-    /// Give a tenant a new token (printed alone on stdout); the old one stops working at once
+    /// Give a tenant a new token (printed alone on stdout); the old one stops working at once,
+    /// and on a running service within its `[limits] token_cache_ms` (5 s by default)
     Rotate {
         /// The tenant's name.
         name: String,
