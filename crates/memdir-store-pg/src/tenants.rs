@@ -40,6 +40,17 @@ impl PgTenants {
     /// Connects to the service database `url` names (`postgres://HOST/DB`, no `tenant`), creating
     /// the database when `create` and it is missing.
     pub fn open(url: &str, create: bool) -> Result<PgTenants, StoreError> {
+        PgTenants::open_sized(url, create, SERVICE_POOL_SIZE)
+    }
+
+    /// [`PgTenants::open`] with a pool of at most `pool_size` connections (the operator's
+    /// `[store] pool_size`): each instance of a service holds up to this many of the server's.
+    pub fn open_sized(url: &str, create: bool, pool_size: usize) -> Result<PgTenants, StoreError> {
+        if pool_size == 0 {
+            return Err(StoreError::InvalidPath(
+                "the connection pool size is 0: set it to at least 1".into(),
+            ));
+        }
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
         if query
             .split('&')
@@ -49,10 +60,10 @@ impl PgTenants {
                 "a service's store URL names no tenant: use {base} (each tenant is chosen by its token)"
             )));
         }
-        let connected = match crate::pool_sized(url, SERVICE_POOL_SIZE) {
+        let connected = match crate::pool_sized(url, pool_size) {
             Err(Connect::NoDatabase(config)) if create => {
                 crate::create_database(&config)?;
-                crate::pool_sized(url, SERVICE_POOL_SIZE)
+                crate::pool_sized(url, pool_size)
             }
             other => other,
         };
