@@ -109,12 +109,15 @@ async fn anchors(
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
+/// A file's content at some point (`None`: absent).
+type Content = Option<Vec<u8>>;
+
 /// Walks one file back from `anchor` through `later` (its deltas, newest first): the content
 /// after each of those changes, newest first, then the content before the oldest.
 fn walk_back<'a>(
-    anchor: Option<Vec<u8>>,
+    anchor: Content,
     later: impl Iterator<Item = &'a Before>,
-) -> Result<(Vec<Option<Vec<u8>>>, Option<Vec<u8>>), StoreError> {
+) -> Result<(Vec<Content>, Content), StoreError> {
     let mut cur = anchor;
     let mut afters = Vec::new();
     for before in later {
