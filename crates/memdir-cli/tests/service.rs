@@ -345,10 +345,14 @@ fn isolation(store: &str, home: &Path, tenant_store: &dyn Fn(&str) -> String) {
     assert_eq!(http("GET", &s.url("/healthz"), None, None).0, 200);
     assert_eq!(http("GET", &s.url("/readyz"), None, None).0, 200);
 
-    // Rotation: the old token stops working at once; removal too.
+    // Rotation: the old token stops working within the token cache's bound (5 s by default);
+    // removal too.
     let (code, new_alice, _) = run(store, home, &["tenant", "rotate", "alice"]);
     assert_eq!(code, 0);
     let new_alice = new_alice.trim().to_string();
+    let (code, _, _) = run(store, home, &["tenant", "remove", "bob"]);
+    assert_eq!(code, 0);
+    std::thread::sleep(TOKEN_BOUND);
     assert_eq!(
         http("POST", &ctx, Some(&format!("Bearer {alice}")), Some(b"{}")).0,
         401
@@ -363,10 +367,66 @@ fn isolation(store: &str, home: &Path, tenant_store: &dyn Fn(&str) -> String) {
         .0,
         200
     );
-    let (code, _, _) = run(store, home, &["tenant", "remove", "bob"]);
-    assert_eq!(code, 0);
     assert_eq!(
         http("POST", &ctx, Some(&format!("Bearer {bob}")), Some(b"{}")).0,
+        401
+    );
+}
+
+/// The default `[limits] token_cache_ms`, and a little more.
+const TOKEN_BOUND: std::time::Duration = std::time::Duration::from_millis(5_200);
+
+/// An instance remembers a token's tenant for `token_cache_ms` and no longer (issue 35, item
+/// 2): a rotated token still works right after the rotation, and stops once the bound passed,
+/// while the new one works at once.
+#[test]
+fn a_revoked_token_stops_working_within_the_token_cache_bound() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("service");
+    let store = root.to_str().unwrap();
+    let alice = add(store, home.path(), "alice", "alice");
+    let op = home.path().join("service.toml");
+    std::fs::write(&op, "[limits]\ntoken_cache_ms = 3000\n").unwrap();
+    let s = Service::start(store, home.path(), &["--config", op.to_str().unwrap()]);
+    let ctx = s.url("/v1/tools/memory_context");
+    let call = |token: &str| http("POST", &ctx, Some(&format!("Bearer {token}")), Some(b"{}")).0;
+    assert_eq!(call(&alice), 200);
+    let rotated = std::time::Instant::now();
+    let (code, new_alice, _) = run(store, home.path(), &["tenant", "rotate", "alice"]);
+    assert_eq!(code, 0);
+    let new_alice = new_alice.trim().to_string();
+    assert_eq!(call(&new_alice), 200);
+    if rotated.elapsed() < std::time::Duration::from_millis(2500) {
+        assert_eq!(call(&alice), 200, "the lookup was not remembered");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(3100).saturating_sub(rotated.elapsed()));
+    assert_eq!(call(&alice), 401);
+    assert_eq!(call(&new_alice), 200);
+    // Off: every request asks the registry.
+    drop(s);
+    std::fs::write(&op, "[limits]\ntoken_cache_ms = 0\n").unwrap();
+    let s = Service::start(store, home.path(), &["--config", op.to_str().unwrap()]);
+    let ctx = s.url("/v1/tools/memory_context");
+    assert_eq!(
+        http(
+            "POST",
+            &ctx,
+            Some(&format!("Bearer {new_alice}")),
+            Some(b"{}")
+        )
+        .0,
+        200
+    );
+    let (code, _, _) = run(store, home.path(), &["tenant", "rotate", "alice"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        http(
+            "POST",
+            &ctx,
+            Some(&format!("Bearer {new_alice}")),
+            Some(b"{}")
+        )
+        .0,
         401
     );
 }
@@ -554,4 +614,138 @@ fn two_instances_on_one_database_agree_and_a_restart_loses_nothing() {
         20,
         "{log}"
     );
+}
+
+/// `tenant list --after NAME --limit N` pages through the tenants by name (issue 35, item 7),
+/// on a folder root and on PostgreSQL alike.
+fn list_pages(store: &str, home: &Path) {
+    for n in ["carol", "alice", "Bob", "dave"] {
+        add(store, home, n, "p");
+    }
+    let names = |args: &[&str]| -> Vec<String> {
+        let mut a = vec!["tenant", "list"];
+        a.extend_from_slice(args);
+        let (code, out, err) = run(store, home, &a);
+        assert_eq!(code, 0, "{err}");
+        out.lines()
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&[]), ["Bob", "alice", "carol", "dave"]);
+    assert_eq!(names(&["--limit", "2"]), ["Bob", "alice"]);
+    assert_eq!(
+        names(&["--after", "alice", "--limit", "2"]),
+        ["carol", "dave"]
+    );
+    assert_eq!(names(&["--after", "dave"]), Vec::<String>::new());
+    let (code, out, _) = run(
+        store,
+        home,
+        &["tenant", "list", "--json", "--after", "Bob", "--limit", "1"],
+    );
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["name"], "alice");
+    let (code, _, err) = run(store, home, &["tenant", "list", "--limit", "x"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn tenant_list_pages_on_a_folder() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("service");
+    list_pages(root.to_str().unwrap(), home.path());
+}
+
+#[test]
+fn tenant_list_pages_on_postgresql() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    list_pages(&db.url("x").replace("?tenant=x", ""), home.path());
+}
+
+/// `[store] pool_size` bounds an instance's PostgreSQL connections (issue 35, item 5); 0 is
+/// refused with a clear error.
+#[test]
+fn the_operator_sets_the_connection_pool_size() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    let alice = add(&store, home.path(), "alice", "alice");
+    let op = home.path().join("service.toml");
+    std::fs::write(&op, "[store]\npool_size = 0\n").unwrap();
+    let (code, _, err) = run(
+        &store,
+        home.path(),
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            op.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("pool size is 0"), "{err}");
+    std::fs::write(&op, "[store]\npool_size = 2\n").unwrap();
+    let s = Service::start(&store, home.path(), &["--config", op.to_str().unwrap()]);
+    for i in 0..5 {
+        let (text, is_error) = tool(
+            &s,
+            &alice,
+            "memory_log",
+            json!({"text": format!("entry {i}")}),
+        );
+        assert!(!is_error, "{text}");
+    }
+    let (text, _) = tool(&s, &alice, "memory_context", json!({}));
+    assert!(text.contains("entry 4"), "{text}");
+}
+
+/// Past `max_open_tenants` the least recently used tenant is closed, and opens again on its
+/// next request with everything it wrote (issue 35, item 4).
+#[test]
+fn open_tenants_stay_within_their_bound() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("service");
+    let store = root.to_str().unwrap();
+    let tokens: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .map(|n| add(store, home.path(), n, n))
+        .collect();
+    let op = home.path().join("service.toml");
+    std::fs::write(&op, "[limits]\nmax_open_tenants = 2\n").unwrap();
+    let s = Service::start(store, home.path(), &["--config", op.to_str().unwrap()]);
+    let open = || {
+        let (_, m) = http("GET", &s.url("/metrics"), None, None);
+        m.lines()
+            .find_map(|l| l.strip_prefix("memdir_open_tenants "))
+            .unwrap()
+            .trim()
+            .parse::<u64>()
+            .unwrap()
+    };
+    for round in 0..2 {
+        for (i, t) in tokens.iter().enumerate() {
+            let (text, is_error) = tool(
+                &s,
+                t,
+                "memory_log",
+                json!({"text": format!("tenant {i} round {round}")}),
+            );
+            assert!(!is_error, "{text}");
+            assert!(open() <= 2);
+        }
+    }
+    for (i, t) in tokens.iter().enumerate() {
+        let (text, _) = tool(&s, t, "memory_context", json!({}));
+        assert!(text.contains(&format!("tenant {i} round 0")), "{text}");
+        assert!(text.contains(&format!("tenant {i} round 1")), "{text}");
+        assert!(
+            !text.contains(&format!("tenant {} round", (i + 1) % 3)),
+            "{text}"
+        );
+    }
+    assert_eq!(open(), 2);
 }

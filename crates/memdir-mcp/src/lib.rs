@@ -31,6 +31,7 @@ pub mod server;
 pub mod service;
 pub mod session;
 pub mod stdio;
+mod token_cache;
 pub mod tokens;
 pub mod tools;
 

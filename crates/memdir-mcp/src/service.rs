@@ -30,6 +30,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::{DefaultDirectRateLimiter, Quota as RateQuota, RateLimiter};
+use hashlink::LruCache;
 use memdir::Memory;
 use memdir::tenants::{Tenant, Tenants};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -40,10 +41,9 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use rmcp::transport::StreamableHttpServerConfig;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -75,6 +75,10 @@ pub struct ServiceLimits {
     /// MCP sessions one tenant may hold (the least recently used idle one ended first; `503`
     /// when all are busy).
     pub max_sessions_per_tenant: usize,
+    /// How long an instance keeps a token's tenant after looking it up, in milliseconds (0:
+    /// look up every request). A rotated or removed token keeps working on an instance for at
+    /// most this long.
+    pub token_cache_ms: u64,
 }
 
 impl Default for ServiceLimits {
@@ -87,9 +91,10 @@ impl Default for ServiceLimits {
             max_calls: 12,
             max_searches: std::thread::available_parallelism().map_or(2, |n| n.get()),
             max_searches_per_tenant: 1,
-            max_open_tenants: 256,
+            max_open_tenants: 10_000,
             warm_budget_bytes: 256 << 20,
             max_sessions_per_tenant: 8,
+            token_cache_ms: 5_000,
         }
     }
 }
@@ -114,7 +119,11 @@ struct Open {
     tools: Tools,
     mcp: Mcp,
     limiter: DefaultDirectRateLimiter,
-    used: AtomicU64,
+    /// Its warm-search bytes when last measured (after its last request), as counted in
+    /// [`Shared::warm_total`].
+    warm_seen: AtomicUsize,
+    /// Closed (out of the table): a request still running on it no longer counts.
+    closed: AtomicBool,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -203,27 +212,44 @@ impl Metrics {
 
 struct Shared {
     tenants: Arc<dyn Tenants>,
+    tokens: crate::token_cache::TokenCache,
     opener: Box<Opener>,
     limits: ServiceLimits,
     session_limits: Limits,
     admission: Arc<Admission>,
-    open: Mutex<HashMap<(String, i64), Arc<Open>>>,
-    tick: AtomicU64,
+    /// Open tenants, least recently used first: a lookup, an insert and closing the oldest are
+    /// O(1), and the lock is never held while a tenant opens.
+    open: Mutex<LruCache<(String, i64), Arc<Open>>>,
+    /// The open tenants' warm-search bytes, kept up to date after each request (no scan).
+    warm_total: AtomicUsize,
     metrics: Metrics,
     rmcp: StreamableHttpServerConfig,
 }
 
 impl Shared {
-    fn open_table(&self) -> std::sync::MutexGuard<'_, HashMap<(String, i64), Arc<Open>>> {
+    fn open_table(&self) -> std::sync::MutexGuard<'_, LruCache<(String, i64), Arc<Open>>> {
         self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Measures a tenant's warm-search bytes again (after a request) into the total.
+    fn note_warm(&self, o: &Open) {
+        if o.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let now = o.tools.memory().warm_bytes();
+        let old = o.warm_seen.swap(now, Ordering::Relaxed);
+        let total = if now >= old {
+            self.warm_total.fetch_add(now - old, Ordering::Relaxed) + (now - old)
+        } else {
+            self.warm_total.fetch_sub(old - now, Ordering::Relaxed) - (old - now)
+        };
+        self.metrics.warm_bytes.set(total as i64);
     }
 
     /// The open tenant, opening it (and closing the least recently used past the bounds).
     fn get_or_open(&self, tenant: Tenant) -> Result<Arc<Open>, String> {
         let key = (tenant.name.clone(), tenant.created_ms);
-        let now = self.tick.fetch_add(1, Ordering::Relaxed);
         if let Some(o) = self.open_table().get(&key) {
-            o.used.store(now, Ordering::Relaxed);
             return Ok(o.clone());
         }
         let mem = (self.opener)(&tenant)?;
@@ -239,31 +265,38 @@ impl Shared {
             tools,
             mcp,
             limiter: RateLimiter::direct(RateQuota::per_second(per_sec).allow_burst(burst)),
-            used: AtomicU64::new(now),
+            warm_seen: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
         });
         let mut table = self.open_table();
-        let open = table.entry(key.clone()).or_insert(open).clone();
-        // Past the bounds, close the least recently used others.
-        loop {
-            let warm: usize = table.values().map(|o| o.tools.memory().warm_bytes()).sum();
-            let over = table.len() > self.limits.max_open_tenants.max(1)
-                || (warm > self.limits.warm_budget_bytes && table.len() > 1);
-            self.metrics.warm_bytes.set(warm as i64);
-            if !over {
-                break;
+        // Another request may have opened it meanwhile: keep the first.
+        let open = match table.get(&key) {
+            Some(o) => o.clone(),
+            None => {
+                table.insert(key.clone(), open.clone());
+                open
             }
-            let victim = table
-                .iter()
-                .filter(|(k, _)| **k != key)
-                .min_by_key(|(_, o)| o.used.load(Ordering::Relaxed))
-                .map(|(k, _)| k.clone());
-            match victim {
-                Some(k) => {
-                    table.remove(&k);
+        };
+        // Past the bounds, close the least recently used others (the front of the table; the
+        // tenant just used is at the back).
+        while table.len() > self.limits.max_open_tenants.max(1)
+            || (self.warm_total.load(Ordering::Relaxed) > self.limits.warm_budget_bytes
+                && table.len() > 1)
+        {
+            match table.iter().next().map(|(k, _)| k.clone()) {
+                Some(k) if k != key => {
+                    if let Some(v) = table.remove(&k) {
+                        v.closed.store(true, Ordering::Relaxed);
+                        self.warm_total
+                            .fetch_sub(v.warm_seen.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+                    }
                 }
-                None => break,
+                _ => break,
             }
         }
+        self.metrics
+            .warm_bytes
+            .set(self.warm_total.load(Ordering::Relaxed) as i64);
         self.metrics.open_tenants.set(table.len() as i64);
         Ok(open)
     }
@@ -306,10 +339,17 @@ async fn authenticate(State(shared): State<Arc<Shared>>, mut req: Request, next:
     req.headers_mut().remove(header::AUTHORIZATION);
     let s = shared.clone();
     let found = tokio::task::spawn_blocking(move || {
-        let tenant = s
-            .tenants
-            .by_token(&token_hash(&token))
-            .map_err(|e| e.to_string())?;
+        let hash = token_hash(&token);
+        let tenant = match s.tokens.get(&hash) {
+            Some(t) => Some(t),
+            None => {
+                let found = s.tenants.by_token(&hash).map_err(|e| e.to_string())?;
+                if let Some(t) = &found {
+                    s.tokens.put(hash, t.clone());
+                }
+                found
+            }
+        };
         tenant.map(|t| s.get_or_open(t)).transpose()
     })
     .await;
@@ -343,8 +383,10 @@ async fn authenticate(State(shared): State<Arc<Shared>>, mut req: Request, next:
         }
         return r;
     }
-    req.extensions_mut().insert(Authed(open));
-    next.run(req).await
+    req.extensions_mut().insert(Authed(open.clone()));
+    let r = next.run(req).await;
+    shared.note_warm(&open);
+    r
 }
 
 /// Counts and logs every answered request: route, status, time, and the tenant by name (never
@@ -534,12 +576,16 @@ fn router(
     ));
     let shared = Arc::new(Shared {
         tenants,
+        tokens: crate::token_cache::TokenCache::new(
+            std::time::Duration::from_millis(l.token_cache_ms),
+            l.max_open_tenants.saturating_mul(2),
+        ),
         opener,
         limits: l,
         session_limits: config.limits,
         admission,
-        open: Mutex::new(HashMap::new()),
-        tick: AtomicU64::new(0),
+        open: Mutex::new(LruCache::new_unbounded()),
+        warm_total: AtomicUsize::new(0),
         metrics: Metrics::new(),
         rmcp,
     });

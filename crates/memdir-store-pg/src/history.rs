@@ -2,16 +2,25 @@
 //!
 //! Every store write records, in the same statement or transaction as the write, the file's
 //! content before the first write since the last record (`memdir.pending`). [`History::commit`]
-//! turns those rows into one change (`memdir.changes`) listing each file's content before and
-//! after (`memdir.change_files`, contents kept once each in `memdir.blobs`, keyed by SHA-256),
-//! all in one transaction. History, blame and revert read those tables and answer in the same
-//! shape as the git history of a folder.
+//! turns those rows into one row of `memdir.history`: who, when, why, and each touched file's
+//! content before the change as a reverse delta against its content after (`delta.rs`). The
+//! newest content is the file itself, so an append stores no bytes of the day again.
+//!
+//! Reading walks backwards: a file's content after its newest change is the file now (or, while a
+//! change is under way, its `pending` copy), and each older version is the one after it with the
+//! later change's delta applied. The walk is exact because a record holds the tenant's tree lock
+//! and every touched file's row lock, so no write slips between the content a record reads and
+//! the content the next one starts from. History, blame and revert answer in the same shape as
+//! the git history of a folder.
 
+use crate::delta::{self, Before, Rev};
 use crate::{Db, db_err};
 use memdir_core::path::MemPath;
 use memdir_store::history::{BlameLine, Changes, HAND_EDIT, HistoryEntry, message, rfc3339};
 use memdir_store::{Actor, Source, StoreError};
+use std::collections::HashMap;
 use std::sync::Arc;
+use tokio_postgres::GenericClient;
 
 /// A tenant's change history.
 pub struct PgHistory {
@@ -22,9 +31,196 @@ pub struct PgHistory {
 /// What `start` records: the memory as `init` left it, authored by memdir itself.
 const INIT_MESSAGE: &str = "init memory folder\n";
 
+/// History rows read at a time when a listing filters by path.
+const BATCH: i64 = 512;
+
 /// The first line of a message, as git's `summary`.
 fn summary(message: &str) -> String {
     message.lines().next().unwrap_or_default().to_string()
+}
+
+/// A summary as stored: `(op, NULL)` when it is `op` and the path of the change's one file (as
+/// almost every change's is: `log log/2026-12-04.md`), so the path is not kept twice; else
+/// `(NULL, summary)`.
+fn split_summary(summary: String, files: &[Rev]) -> (Option<String>, Option<String>) {
+    if let [one] = files
+        && let Some(op) = summary
+            .strip_suffix(one.path.as_str())
+            .and_then(|s| s.strip_suffix(' '))
+        && !op.is_empty()
+    {
+        return (Some(op.to_string()), None);
+    }
+    (None, Some(summary))
+}
+
+/// A change's id: the one it was recorded with before ids were derived, else 40 hex digits from
+/// the tenant and its sequence number (unique, and the same on every read).
+fn change_id(tenant: &str, seq: i64, stored: Option<String>) -> String {
+    stored.unwrap_or_else(|| {
+        memdir_store::Version::of(format!("{tenant}\n{seq}").as_bytes()).to_string()
+    })
+}
+
+fn corrupt(what: &str) -> StoreError {
+    StoreError::Backend(format!(
+        "postgresql: {what}: the history rows do not fit the files"
+    ))
+}
+
+fn decode(bytes: &[u8]) -> Result<Vec<Rev>, StoreError> {
+    delta::decode(bytes).map_err(|e| StoreError::Backend(format!("postgresql: {e}")))
+}
+
+/// `path` is `dir` or lies under it (`dir` empty: everything).
+fn under(path: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || path == dir
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Each path's content after its newest recorded change: its `pending` copy while a change is
+/// under way (absent if the file did not exist), else the file (absent if there is none).
+async fn anchors(
+    c: &impl GenericClient,
+    tenant: &str,
+    paths: &[String],
+) -> Result<HashMap<String, Option<Vec<u8>>>, StoreError> {
+    let rows = c
+        .query(
+            "SELECT t.p, CASE WHEN p.path IS NOT NULL
+                             THEN CASE WHEN p.existed THEN p.content END
+                             ELSE f.content END
+             FROM unnest($2::text[]) AS t(p)
+             LEFT JOIN memdir.pending p ON p.tenant = $1 AND p.path = t.p
+             LEFT JOIN memdir.files f ON f.tenant = $1 AND f.path = t.p AND NOT f.is_dir",
+            &[&tenant, &paths],
+        )
+        .await
+        .map_err(db_err)?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// A file's content at some point (`None`: absent).
+type Content = Option<Vec<u8>>;
+
+/// Walks one file back from `anchor` through `later` (its deltas, newest first): the content
+/// after each of those changes, newest first, then the content before the oldest.
+fn walk_back<'a>(
+    anchor: Content,
+    later: impl Iterator<Item = &'a Before>,
+) -> Result<(Vec<Content>, Content), StoreError> {
+    let mut cur = anchor;
+    let mut afters = Vec::new();
+    for before in later {
+        let prev = before
+            .apply(cur.as_deref())
+            .ok_or_else(|| corrupt("a delta"))?;
+        afters.push(std::mem::replace(&mut cur, prev));
+    }
+    Ok((afters, cur))
+}
+
+/// Carries a database from the schema before `memdir.history` forward (migration 4): every
+/// change of `changes`/`change_files`/`blobs` becomes one row with its files' reverse deltas, with
+/// the same ids, writers, times and reasons; then the old tables go.
+pub(crate) async fn carry_forward(tx: &tokio_postgres::Transaction<'_>) -> Result<(), StoreError> {
+    // Every tenant with history has a number (a row of `memdir.tenants`).
+    tx.execute(
+        "INSERT INTO memdir.tenants (tenant, created_ms)
+         SELECT DISTINCT tenant, memdir.now_ms() FROM memdir.changes ON CONFLICT DO NOTHING",
+        &[],
+    )
+    .await
+    .map_err(db_err)?;
+    let tenants: Vec<String> = tx
+        .query("SELECT DISTINCT tenant FROM memdir.changes ORDER BY 1", &[])
+        .await
+        .map_err(db_err)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for tenant in &tenants {
+        let rows = tx
+            .query(
+                "SELECT c.seq, c.at_s, c.writer, c.source, c.summary, c.reason, decode(c.id, 'hex'),
+                        cf.path, cf.before IS NOT NULL, bb.content
+                 FROM memdir.changes c
+                 LEFT JOIN memdir.change_files cf ON cf.seq = c.seq
+                 LEFT JOIN memdir.blobs bb ON bb.tenant = c.tenant AND bb.hash = cf.before
+                 WHERE c.tenant = $1 ORDER BY c.seq, cf.path",
+                &[tenant],
+            )
+            .await
+            .map_err(db_err)?;
+        // Each file's recorded contents before each change that touched it, oldest first.
+        type Recorded = (usize, Option<Vec<u8>>);
+        let mut files: HashMap<String, Vec<Recorded>> = HashMap::new();
+        let mut changes: Vec<tokio_postgres::Row> = Vec::new();
+        for r in rows {
+            if changes
+                .last()
+                .is_none_or(|last| last.get::<_, i64>(0) != r.get::<_, i64>(0))
+            {
+                changes.push(r.clone());
+            }
+            let Some(path) = r.get::<_, Option<String>>(7) else {
+                continue;
+            };
+            let before = r
+                .get::<_, bool>(8)
+                .then(|| r.get::<_, Option<Vec<u8>>>(9).unwrap_or_default());
+            files
+                .entry(path)
+                .or_default()
+                .push((changes.len() - 1, before));
+        }
+        let paths: Vec<String> = files.keys().cloned().collect();
+        let now = anchors(tx, tenant, &paths).await?;
+        let mut revs: Vec<Vec<Rev>> = vec![Vec::new(); changes.len()];
+        for (path, recorded) in files {
+            // The content after each change is the next one's before as recorded, and after
+            // the newest the file as it is now, which is where every read starts.
+            let mut after = now.get(&path).cloned().flatten();
+            for (i, before) in recorded.into_iter().rev() {
+                revs[i].push(Rev {
+                    path: path.clone(),
+                    before: Before::between(before.as_deref(), after.as_deref()),
+                });
+                after = before;
+            }
+        }
+        for (r, mut files) in changes.iter().zip(revs) {
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            let (op, summary) = split_summary(r.get(4), &files);
+            tx.execute(
+                "INSERT INTO memdir.history
+                     (seq, at_s, tenant_id, writer, source, op, summary, reason, id, files)
+                 VALUES ($1, $2, memdir.tenant_id($3), $4, $5, $6, $7, $8, $9, $10)",
+                &[
+                    &r.get::<_, i64>(0),
+                    &r.get::<_, i64>(1),
+                    tenant,
+                    &r.get::<_, String>(2),
+                    &r.get::<_, Option<String>>(3),
+                    &op,
+                    &summary,
+                    &r.get::<_, Option<String>>(5),
+                    &r.get::<_, Option<Vec<u8>>>(6),
+                    &delta::encode(&files),
+                ],
+            )
+            .await
+            .map_err(db_err)?;
+        }
+    }
+    tx.batch_execute(
+        "DROP TABLE memdir.change_files; DROP TABLE memdir.blobs; DROP TABLE memdir.changes;",
+    )
+    .await
+    .map_err(db_err)
 }
 
 impl Db {
@@ -39,95 +235,82 @@ impl Db {
     ) -> Result<Option<String>, StoreError> {
         let mut c = self.conn().await?;
         let tx = c.transaction().await.map_err(db_err)?;
+        // One record at a time, and no tree change (a file made, removed or renamed) while it
+        // reads: what it reads as "after" is what the next change's "before" starts from.
         tx.execute(
-            "SELECT pg_advisory_xact_lock(memdir.lock_key('history', $1, ''))",
+            "SELECT pg_advisory_xact_lock(memdir.lock_key('history', $1, '')),
+                    pg_advisory_xact_lock(memdir.lock_key('tree', $1, ''))",
             &[&self.tenant],
         )
         .await
         .map_err(db_err)?;
+        // The touched files' rows are locked (in path order, as every writer locks them) so an
+        // append under way either lands before this read or waits for the record.
         let rows = tx
             .query(
-                "SELECT p.path,
-                        CASE WHEN p.existed THEN sha256(p.content) END,
-                        sha256(f.content)
-                 FROM memdir.pending p
-                 LEFT JOIN memdir.files f
-                   ON f.tenant = p.tenant AND f.path = p.path AND NOT f.is_dir
+                "WITH now AS (
+                     SELECT path, content FROM memdir.files
+                     WHERE tenant = $1 AND NOT is_dir
+                       AND path IN (SELECT path FROM memdir.pending WHERE tenant = $1)
+                     ORDER BY path FOR UPDATE)
+                 SELECT p.path, p.existed, p.content, n.content,
+                        p.existed AND n.path IS NOT NULL AND p.content = n.content
+                 FROM memdir.pending p LEFT JOIN now n ON n.path = p.path
                  WHERE p.tenant = $1 ORDER BY p.path",
                 &[&self.tenant],
             )
             .await
             .map_err(db_err)?;
         let all: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
-        let mut paths = Vec::new();
-        let mut befores: Vec<Option<Vec<u8>>> = Vec::new();
-        let mut afters: Vec<Option<Vec<u8>>> = Vec::new();
+        let mut revs = Vec::new();
         for r in &rows {
-            let (before, after): (Option<Vec<u8>>, Option<Vec<u8>>) = (r.get(1), r.get(2));
-            if before != after {
-                paths.push(r.get::<_, String>(0));
-                befores.push(before);
-                afters.push(after);
+            let (existed, same): (bool, bool) = (r.get(1), r.get(4));
+            let after: Option<&[u8]> = r.get(3);
+            if same || (!existed && after.is_none()) {
+                continue;
             }
+            let before: Option<&[u8]> = existed.then(|| r.get(2));
+            revs.push(Rev {
+                path: r.get(0),
+                before: Before::between(before, after),
+            });
         }
-        let mut id = None;
-        if !paths.is_empty() {
+        let id = if revs.is_empty() {
             tx.execute(
-                "INSERT INTO memdir.blobs (tenant, hash, content)
-                 SELECT $1, sha256(p.content), p.content FROM memdir.pending p
-                 WHERE p.tenant = $1 AND p.existed AND p.path = ANY($2)
-                 UNION ALL
-                 SELECT $1, sha256(f.content), f.content FROM memdir.files f
-                 WHERE f.tenant = $1 AND NOT f.is_dir AND f.path = ANY($2)
-                 ON CONFLICT DO NOTHING",
-                &[&self.tenant, &paths],
+                "DELETE FROM memdir.pending WHERE tenant = $1 AND path = ANY($2)",
+                &[&self.tenant, &all],
             )
             .await
             .map_err(db_err)?;
+            None
+        } else {
+            let (op, summary) = split_summary(summary(&message), &revs);
             let seq: i64 = tx
-                .query_one("SELECT nextval('memdir.changes_seq_seq')", &[])
+                .query_one(
+                    "WITH gone AS (
+                         DELETE FROM memdir.pending WHERE tenant = $1 AND path = ANY($2))
+                     INSERT INTO memdir.history
+                         (seq, at_s, tenant_id, writer, source, op, summary, reason, files)
+                     VALUES (nextval('memdir.history_seq'), $3, memdir.tenant_id($1),
+                             $4, $5, $6, $7, $8, $9)
+                     RETURNING seq",
+                    &[
+                        &self.tenant,
+                        &all,
+                        &at_s,
+                        &writer,
+                        &source,
+                        &op,
+                        &summary,
+                        &reason,
+                        &delta::encode(&revs),
+                    ],
+                )
                 .await
                 .map_err(db_err)?
                 .get(0);
-            // Ids look like git's (40 hex digits) and are unique: a hash of what makes the
-            // change unique, so `memdir undo <prefix>` works the same on every backend.
-            let change_id = memdir_store::Version::of(
-                format!("{}\n{seq}\n{at_s}\n{writer}\n{message}", self.tenant).as_bytes(),
-            )
-            .to_string();
-            tx.execute(
-                "INSERT INTO memdir.changes
-                     (seq, tenant, id, at_s, writer, source, summary, reason, message)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                &[
-                    &seq,
-                    &self.tenant,
-                    &change_id,
-                    &at_s,
-                    &writer,
-                    &source,
-                    &summary(&message),
-                    &reason,
-                    &message,
-                ],
-            )
-            .await
-            .map_err(db_err)?;
-            tx.execute(
-                "INSERT INTO memdir.change_files (seq, tenant, path, before, after)
-                 SELECT $1, $2, p, b, a FROM unnest($3::text[], $4::bytea[], $5::bytea[]) AS t(p, b, a)",
-                &[&seq, &self.tenant, &paths, &befores, &afters],
-            )
-            .await
-            .map_err(db_err)?;
-            id = Some(change_id);
-        }
-        tx.execute(
-            "DELETE FROM memdir.pending WHERE tenant = $1 AND path = ANY($2)",
-            &[&self.tenant, &all],
-        )
-        .await
-        .map_err(db_err)?;
+            Some(change_id(&self.tenant, seq, None))
+        };
         tx.commit().await.map_err(db_err)?;
         Ok(id)
     }
@@ -138,46 +321,93 @@ impl Db {
         limit: i64,
     ) -> Result<Vec<HistoryEntry>, StoreError> {
         let c = self.conn().await?;
-        let rows = c
-            .query(
-                "SELECT c.id, c.writer, c.at_s, c.summary, c.reason, c.source
-                 FROM memdir.changes c
-                 WHERE c.tenant = $1 AND ($2::text IS NULL OR EXISTS (
-                     SELECT 1 FROM memdir.change_files cf
-                     WHERE cf.seq = c.seq AND (cf.path = $2
-                        OR (cf.path >= $2 || '/' AND cf.path < $2 || '0'))))
-                 ORDER BY c.seq DESC LIMIT $3",
-                &[&self.tenant, &path, &limit],
-            )
-            .await
-            .map_err(db_err)?;
-        Ok(rows
-            .iter()
-            .map(|r| HistoryEntry {
-                commit: r.get(0),
-                writer: r.get(1),
-                date: rfc3339(r.get(2)),
-                summary: r.get(3),
-                reason: r.get(4),
-                source: r.get(5),
+        let entry = |r: &tokio_postgres::Row| -> Result<HistoryEntry, StoreError> {
+            let summary = match r.get::<_, Option<String>>(4) {
+                Some(s) => s,
+                None => {
+                    let op: String = r.get::<_, Option<String>>(7).unwrap_or_default();
+                    let files = decode(r.get::<_, Option<&[u8]>>(8).unwrap_or_default())?;
+                    let path = files.first().map(|f| f.path.as_str()).unwrap_or_default();
+                    format!("{op} {path}")
+                }
+            };
+            Ok(HistoryEntry {
+                commit: change_id(&self.tenant, r.get(0), r.get(1)),
+                writer: r.get(2),
+                date: rfc3339(r.get(3)),
+                summary,
+                reason: r.get(5),
+                source: r.get(6),
             })
-            .collect())
+        };
+        // A summary kept as its operation alone is that operation and the one file's path.
+        const COLUMNS: &str = "seq, encode(id, 'hex'), writer, at_s, summary, reason, source,
+            op, CASE WHEN summary IS NULL THEN files END";
+        let Some(path) = path else {
+            let rows = c
+                .query(
+                    &format!(
+                        "SELECT {COLUMNS} FROM memdir.history WHERE tenant_id = memdir.tenant_id($1)
+                         ORDER BY seq DESC LIMIT $2"
+                    ),
+                    &[&self.tenant, &limit],
+                )
+                .await
+                .map_err(db_err)?;
+            return rows.iter().map(entry).collect();
+        };
+        // Which files a change touched is inside its row: read newest first, a batch at a time,
+        // until `limit` changes touched `path`.
+        let mut out = Vec::new();
+        let mut below = i64::MAX;
+        while (out.len() as i64) < limit {
+            let rows = c
+                .query(
+                    &format!(
+                        "SELECT {COLUMNS}, files FROM memdir.history
+                         WHERE tenant_id = memdir.tenant_id($1) AND seq < $2 ORDER BY seq DESC LIMIT $3"
+                    ),
+                    &[&self.tenant, &below, &BATCH],
+                )
+                .await
+                .map_err(db_err)?;
+            let Some(last) = rows.last() else { break };
+            below = last.get(0);
+            for r in &rows {
+                if decode(r.get(9))?.iter().any(|f| under(&f.path, &path)) {
+                    out.push(entry(r)?);
+                    if out.len() as i64 >= limit {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     async fn blame(&self, path: MemPath) -> Result<Vec<BlameLine>, StoreError> {
-        let c = self.conn().await?;
-        let rows = c
+        let mut c = self.conn().await?;
+        // The rows and the file in one snapshot, so the walk starts where the rows end.
+        let tx = c
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(db_err)?;
+        let rows = tx
             .query(
-                "SELECT c.id, c.writer, c.at_s, c.reason, b.content
-                 FROM memdir.change_files cf
-                 JOIN memdir.changes c ON c.seq = cf.seq
-                 LEFT JOIN memdir.blobs b ON b.tenant = cf.tenant AND b.hash = cf.after
-                 WHERE cf.tenant = $1 AND cf.path = $2
-                 ORDER BY cf.seq",
-                &[&self.tenant, &path.as_str()],
+                "SELECT seq, encode(id, 'hex'), writer, at_s, reason, files FROM memdir.history
+                 WHERE tenant_id = memdir.tenant_id($1) ORDER BY seq",
+                &[&self.tenant],
             )
             .await
             .map_err(db_err)?;
+        let anchor = anchors(&*tx, &self.tenant, &[path.as_str().to_string()])
+            .await?
+            .remove(path.as_str())
+            .flatten();
+        tx.commit().await.map_err(db_err)?;
         struct Who {
             id: String,
             writer: String,
@@ -185,18 +415,28 @@ impl Db {
             reason: Option<String>,
         }
         let mut who: Vec<Who> = Vec::new();
+        let mut deltas: Vec<Before> = Vec::new();
+        for r in &rows {
+            let Some(rev) = decode(r.get(5))?
+                .into_iter()
+                .find(|f| f.path == path.as_str())
+            else {
+                continue;
+            };
+            who.push(Who {
+                id: change_id(&self.tenant, r.get(0), r.get(1)),
+                writer: r.get(2),
+                at_s: r.get(3),
+                reason: r.get(4),
+            });
+            deltas.push(rev.before);
+        }
+        let (mut afters, _) = walk_back(anchor, deltas.iter().rev())?;
+        afters.reverse();
         // Each line of the latest version, with the change that last touched it.
         let mut lines: Vec<(String, usize)> = Vec::new();
         let mut exists = false;
-        for r in &rows {
-            let content: Option<Vec<u8>> = r.get(4);
-            who.push(Who {
-                id: r.get(0),
-                writer: r.get(1),
-                at_s: r.get(2),
-                reason: r.get(3),
-            });
-            let me = who.len() - 1;
+        for (me, content) in afters.into_iter().enumerate() {
             let Some(content) = content else {
                 lines.clear();
                 exists = false;
@@ -225,54 +465,72 @@ impl Db {
             .collect())
     }
 
-    async fn revert(&self, id: Option<String>) -> Result<(String, Changes), StoreError> {
-        let c = self.conn().await?;
-        let found = match &id {
-            Some(prefix) => {
-                if prefix.is_empty() || !prefix.chars().all(|ch| ch.is_ascii_hexdigit()) {
-                    return Err(StoreError::NotFound(format!(
-                        "no commit {prefix:?}: see `memdir history`"
-                    )));
-                }
-                let rows = c
-                    .query(
-                        "SELECT seq, id FROM memdir.changes
-                         WHERE tenant = $1 AND id LIKE $2 || '%' ORDER BY seq DESC LIMIT 2",
-                        &[&self.tenant, &prefix.to_ascii_lowercase()],
-                    )
-                    .await
-                    .map_err(db_err)?;
-                if rows.len() > 1 {
-                    return Err(StoreError::InvalidPath(format!(
-                        "commit {prefix:?} is ambiguous: give more of its id"
-                    )));
-                }
-                let Some(r) = rows.first() else {
-                    return Err(StoreError::NotFound(format!(
-                        "no commit {prefix:?}: see `memdir history`"
-                    )));
-                };
-                (r.get::<_, i64>(0), r.get::<_, String>(1))
-            }
-            None => {
-                let row = c
-                    .query_opt(
-                        "SELECT seq, id FROM memdir.changes
-                         WHERE tenant = $1 AND writer <> $2 ORDER BY seq DESC LIMIT 1",
-                        &[&self.tenant, &HAND_EDIT],
-                    )
-                    .await
-                    .map_err(db_err)?;
-                let Some(r) = row else {
-                    return Err(StoreError::NotFound("nothing to undo".into()));
-                };
-                (r.get(0), r.get(1))
-            }
+    /// The change a revert names: its sequence number and full id.
+    async fn find(
+        &self,
+        c: &impl GenericClient,
+        id: Option<String>,
+    ) -> Result<(i64, String), StoreError> {
+        let Some(prefix) = id else {
+            let row = c
+                .query_opt(
+                    "SELECT seq, encode(id, 'hex') FROM memdir.history
+                     WHERE tenant_id = memdir.tenant_id($1) AND writer <> $2 ORDER BY seq DESC LIMIT 1",
+                    &[&self.tenant, &HAND_EDIT],
+                )
+                .await
+                .map_err(db_err)?;
+            let Some(r) = row else {
+                return Err(StoreError::NotFound("nothing to undo".into()));
+            };
+            return Ok((r.get(0), change_id(&self.tenant, r.get(0), r.get(1))));
         };
-        let (seq, full) = found;
-        let first: i64 = c
+        let not_found =
+            || StoreError::NotFound(format!("no commit {prefix:?}: see `memdir history`"));
+        if prefix.is_empty() || !prefix.chars().all(|ch| ch.is_ascii_hexdigit()) {
+            return Err(not_found());
+        }
+        let want = prefix.to_ascii_lowercase();
+        // Ids are derived, so a prefix is matched here, over the tenant's changes.
+        let rows = c
+            .query(
+                "SELECT seq, encode(id, 'hex') FROM memdir.history WHERE tenant_id = memdir.tenant_id($1)
+                 ORDER BY seq DESC",
+                &[&self.tenant],
+            )
+            .await
+            .map_err(db_err)?;
+        let mut found = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get::<_, i64>(0),
+                    change_id(&self.tenant, r.get(0), r.get(1)),
+                )
+            })
+            .filter(|(_, id)| id.starts_with(&want));
+        let first = found.next().ok_or_else(not_found)?;
+        if found.next().is_some() {
+            return Err(StoreError::InvalidPath(format!(
+                "commit {prefix:?} is ambiguous: give more of its id"
+            )));
+        }
+        Ok(first)
+    }
+
+    async fn revert(&self, id: Option<String>) -> Result<(String, Changes), StoreError> {
+        let mut c = self.conn().await?;
+        let tx = c
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(db_err)?;
+        let (seq, full) = self.find(&*tx, id).await?;
+        let first: i64 = tx
             .query_one(
-                "SELECT min(seq) FROM memdir.changes WHERE tenant = $1",
+                "SELECT min(seq) FROM memdir.history WHERE tenant_id = memdir.tenant_id($1)",
                 &[&self.tenant],
             )
             .await
@@ -283,19 +541,40 @@ impl Db {
                 "cannot undo the first commit: it created the folder".into(),
             ));
         }
-        let rows = c
+        // The change and every later one, to walk its files back from now.
+        let rows = tx
             .query(
-                "SELECT cf.path, bb.content, ba.content, f.content
-                 FROM memdir.change_files cf
-                 LEFT JOIN memdir.blobs bb ON bb.tenant = cf.tenant AND bb.hash = cf.before
-                 LEFT JOIN memdir.blobs ba ON ba.tenant = cf.tenant AND ba.hash = cf.after
-                 LEFT JOIN memdir.files f
-                   ON f.tenant = cf.tenant AND f.path = cf.path AND NOT f.is_dir
-                 WHERE cf.seq = $1 ORDER BY cf.path",
-                &[&seq],
+                "SELECT seq, files FROM memdir.history WHERE tenant_id = memdir.tenant_id($1) AND seq >= $2
+                 ORDER BY seq DESC",
+                &[&self.tenant, &seq],
             )
             .await
             .map_err(db_err)?;
+        let Some(target) = rows.last() else {
+            return Err(StoreError::NotFound(format!("no commit {full:?}")));
+        };
+        let mine = decode(target.get(1))?;
+        let paths: Vec<String> = mine.iter().map(|f| f.path.clone()).collect();
+        let mut later: HashMap<&str, Vec<Before>> = HashMap::new();
+        for r in &rows[..rows.len() - 1] {
+            for f in decode(r.get(1))? {
+                if let Some(p) = paths.iter().find(|p| **p == f.path) {
+                    later.entry(p.as_str()).or_default().push(f.before);
+                }
+            }
+        }
+        let mut anchored = anchors(&*tx, &self.tenant, &paths).await?;
+        let now_rows = tx
+            .query(
+                "SELECT path, content FROM memdir.files
+                 WHERE tenant = $1 AND NOT is_dir AND path = ANY($2)",
+                &[&self.tenant, &paths],
+            )
+            .await
+            .map_err(db_err)?;
+        tx.commit().await.map_err(db_err)?;
+        let mut now: HashMap<String, Vec<u8>> =
+            now_rows.iter().map(|r| (r.get(0), r.get(1))).collect();
         let conflict = || {
             StoreError::Conflict(format!(
                 "cannot undo {}: later changes touch the same lines; edit the file instead",
@@ -303,14 +582,17 @@ impl Db {
             ))
         };
         let mut out = Changes::new();
-        for r in &rows {
-            let path = MemPath::parse_file(r.get(0))
+        for f in mine {
+            let anchor = anchored.remove(&f.path).flatten();
+            let (_, after) = walk_back(anchor, later.get(f.path.as_str()).into_iter().flatten())?;
+            let before = f
+                .before
+                .apply(after.as_deref())
+                .ok_or_else(|| corrupt("a delta"))?;
+            let path = MemPath::parse_file(&f.path)
                 .map_err(|e| StoreError::Backend(format!("postgresql: stored path: {e}")))?;
-            let before: Option<Vec<u8>> = r.get(1);
-            let after: Option<Vec<u8>> = r.get(2);
-            let now: Option<Vec<u8>> = r.get(3);
-            if let Some(want) =
-                memdir_core::diff::undo_file(before, after, now).map_err(|_| conflict())?
+            if let Some(want) = memdir_core::diff::undo_file(before, after, now.remove(&f.path))
+                .map_err(|_| conflict())?
             {
                 out.push((path, want));
             }
@@ -331,7 +613,7 @@ impl PgHistory {
                     .conn()
                     .await?
                     .query_one(
-                        "SELECT EXISTS (SELECT 1 FROM memdir.changes WHERE tenant = $1)",
+                        "SELECT EXISTS (SELECT 1 FROM memdir.history WHERE tenant_id = memdir.tenant_id($1))",
                         &[&db.tenant],
                     )
                     .await

@@ -11,7 +11,9 @@
 //! interleave a line); anything that changes the tree (a new file, a remove, a rename, a new
 //! folder) runs in a transaction holding the tenant's transaction-scoped advisory lock, so its
 //! checks ("is a parent a file?", "does the target exist?") cannot race another change.
-//! [`Store::lock`] is a session advisory lock, released when the guard drops or the session dies.
+//! [`Store::lock`] is a transaction advisory lock in a transaction held open while the guard
+//! lives, released when the guard drops (commit) or the session dies, and safe behind a pooler
+//! in transaction mode (every lock memdir takes is transaction-scoped).
 //!
 //! ```no_run
 //! use memdir_store::Store;
@@ -22,15 +24,17 @@
 //! ```
 #![deny(missing_docs)]
 
+mod delta;
 mod history;
 mod schema;
+mod settings;
 mod tenants;
 #[cfg(feature = "test-support")]
 pub mod testing;
 mod vectors;
 
 pub use history::PgHistory;
-pub use tenants::PgTenants;
+pub use tenants::{PgTenants, SERVICE_POOL_SIZE};
 pub use vectors::PgVectors;
 
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -1066,23 +1070,16 @@ impl Store for PgStore {
 
     fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let name = name.to_string();
-        self.call(|db| async move {
-            let c = db.conn().await?;
-            let row = c
-                .query_opt(
-                    "SELECT content FROM memdir.meta WHERE tenant = $1 AND name = $2",
-                    &[&db.tenant, &name],
-                )
-                .await
-                .map_err(db_err)?;
-            Ok(row.map(|r| r.get(0)))
-        })
+        self.call(|db| async move { db.read_meta(&name).await })
     }
 
     fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
         let (name, data) = (name.to_string(), data.to_vec());
         self.call(|db| async move {
             let c = db.conn().await?;
+            if name == settings::CONFIG_META {
+                return settings::write(&**c, &db.tenant, &data).await;
+            }
             c.execute(
                 "INSERT INTO memdir.meta (tenant, name, content) VALUES ($1, $2, $3)
                  ON CONFLICT (tenant, name) DO UPDATE SET content = EXCLUDED.content",
@@ -1138,17 +1135,24 @@ impl Locks for PgStore {
         let held = Reentry::enter(&self.db.memory, &key, &name)?;
         let taken = self.call(|db| async move {
             let c = db.conn().await?;
-            c.execute(
-                "SELECT pg_advisory_lock(memdir.lock_key('lock', $1, $2))",
-                &[&db.tenant, &key],
-            )
-            .await
-            .map_err(db_err)?;
-            Ok((c, key))
+            // A transaction-scoped lock in a transaction left open while the guard lives: a
+            // pooler in transaction mode keeps one server connection for the whole transaction,
+            // where a session lock would stay on a connection the pooler hands to others.
+            c.batch_execute("BEGIN").await.map_err(db_err)?;
+            let locked = c
+                .execute(
+                    "SELECT pg_advisory_xact_lock(memdir.lock_key('lock', $1, $2))",
+                    &[&db.tenant, &key],
+                )
+                .await;
+            if let Err(e) = locked {
+                drop(deadpool_postgres::Object::take(c));
+                return Err(db_err(e));
+            }
+            Ok(c)
         });
         Ok(Box::new(PgLock {
             conn: Some(taken?),
-            tenant: self.db.tenant.clone(),
             bridge: self.bridge.clone(),
             _held: held,
         }))
@@ -1170,11 +1174,11 @@ fn entry(path: &str, is_dir: bool, size: i64, modified_ms: i64) -> Result<Entry,
     })
 }
 
-/// A held session advisory lock. Dropping it unlocks and gives the connection back; if the unlock
-/// cannot be confirmed the connection is closed instead, which ends the session and so the lock.
+/// A held advisory lock: a transaction-scoped lock in a transaction open on `conn`. Dropping it
+/// commits (which releases the lock) and gives the connection back; if the commit cannot be
+/// confirmed the connection is closed instead, which ends the transaction and so the lock.
 struct PgLock {
-    conn: Option<(Conn, String)>,
-    tenant: String,
+    conn: Option<Conn>,
     bridge: Arc<Bridge>,
     /// Released after the unlock, when the guard's fields drop.
     _held: Reentry,
@@ -1184,19 +1188,11 @@ impl LockGuard for PgLock {}
 
 impl Drop for PgLock {
     fn drop(&mut self) {
-        let Some((c, key)) = self.conn.take() else {
+        let Some(c) = self.conn.take() else {
             return;
         };
-        let tenant = std::mem::take(&mut self.tenant);
         let _ = self.bridge.run(async move {
-            let unlocked = c
-                .query_one(
-                    "SELECT pg_advisory_unlock(memdir.lock_key('lock', $1, $2))",
-                    &[&tenant, &key],
-                )
-                .await
-                .map(|r| r.get::<_, bool>(0));
-            if !matches!(unlocked, Ok(true)) {
+            if c.batch_execute("COMMIT").await.is_err() {
                 drop(deadpool_postgres::Object::take(c));
             }
             Ok(())

@@ -1,8 +1,9 @@
 //! A memory service's tenants in PostgreSQL: `memdir.credentials` beside the memories.
 //!
 //! Every tenant's store shares one connection pool (and runtime), so a service with thousands
-//! of tenants holds a bounded number of connections. A token is looked up by its SHA-256 through
-//! the table's unique index: the hash of a random 256-bit secret gives nothing to steer by timing.
+//! of tenants holds a bounded number of connections. A token is looked up by its SHA-256 (kept
+//! as its 32 bytes) through the table's unique index: the hash of a random 256-bit secret gives
+//! nothing to steer by timing.
 
 use crate::{Connect, PgStore, TENANT_PARAM, db_err, pool_err};
 use deadpool_postgres::Pool;
@@ -39,6 +40,17 @@ impl PgTenants {
     /// Connects to the service database `url` names (`postgres://HOST/DB`, no `tenant`), creating
     /// the database when `create` and it is missing.
     pub fn open(url: &str, create: bool) -> Result<PgTenants, StoreError> {
+        PgTenants::open_sized(url, create, SERVICE_POOL_SIZE)
+    }
+
+    /// [`PgTenants::open`] with a pool of at most `pool_size` connections (the operator's
+    /// `[store] pool_size`): each instance of a service holds up to this many of the server's.
+    pub fn open_sized(url: &str, create: bool, pool_size: usize) -> Result<PgTenants, StoreError> {
+        if pool_size == 0 {
+            return Err(StoreError::InvalidPath(
+                "the connection pool size is 0: set it to at least 1".into(),
+            ));
+        }
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
         if query
             .split('&')
@@ -48,10 +60,10 @@ impl PgTenants {
                 "a service's store URL names no tenant: use {base} (each tenant is chosen by its token)"
             )));
         }
-        let connected = match crate::pool_sized(url, SERVICE_POOL_SIZE) {
+        let connected = match crate::pool_sized(url, pool_size) {
             Err(Connect::NoDatabase(config)) if create => {
                 crate::create_database(&config)?;
-                crate::pool_sized(url, SERVICE_POOL_SIZE)
+                crate::pool_sized(url, pool_size)
             }
             other => other,
         };
@@ -101,8 +113,8 @@ impl Tenants for PgTenants {
             .map_err(db_err)?;
             let added = tx
                 .execute(
-                    "INSERT INTO memdir.credentials (tenant, principal, token_sha256, created_ms, token_set_ms)
-                     VALUES ($1, $2, $3, memdir.now_ms(), memdir.now_ms())
+                    "INSERT INTO memdir.credentials (tenant, principal, token_digest, created_ms, token_set_ms)
+                     VALUES ($1, $2, decode($3, 'hex'), memdir.now_ms(), memdir.now_ms())
                      ON CONFLICT (tenant) DO NOTHING",
                     &[&t.name, &t.principal, &h],
                 )
@@ -134,13 +146,33 @@ impl Tenants for PgTenants {
         })
     }
 
+    /// An index scan from `after`, whatever the number of tenants.
+    fn list_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<Tenant>, StoreError> {
+        let pool = self.pool.clone();
+        let after = after.map(str::to_string);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            let rows = c
+                .query(
+                    "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
+                     WHERE tenant COLLATE \"C\" > coalesce($1, '')
+                     ORDER BY tenant COLLATE \"C\" LIMIT $2",
+                    &[&after, &limit],
+                )
+                .await
+                .map_err(db_err)?;
+            Ok(rows.iter().map(tenant_of).collect())
+        })
+    }
+
     fn set_token(&self, name: &str, token_hash: &str) -> Result<(), StoreError> {
         let (pool, n, h) = (self.pool.clone(), name.to_string(), token_hash.to_string());
         self.bridge.run(async move {
             let c = pool.get().await.map_err(pool_err)?;
             let n_set = c
                 .execute(
-                    "UPDATE memdir.credentials SET token_sha256 = $2, token_set_ms = memdir.now_ms()
+                    "UPDATE memdir.credentials SET token_digest = decode($2, 'hex'), token_set_ms = memdir.now_ms()
                      WHERE tenant = $1",
                     &[&n, &h],
                 )
@@ -172,12 +204,16 @@ impl Tenants for PgTenants {
                 )
                 .await
                 .map_err(db_err)?;
+                tx.execute(
+                    "DELETE FROM memdir.history WHERE tenant_id = memdir.tenant_id($1)",
+                    &[&n],
+                )
+                .await
+                .map_err(db_err)?;
                 for table in [
                     "memdir.files",
                     "memdir.meta",
                     "memdir.pending",
-                    "memdir.changes",
-                    "memdir.blobs",
                     "memdir.vector_files",
                     "memdir.vector_meta",
                     "memdir.vector_live",
@@ -205,7 +241,7 @@ impl Tenants for PgTenants {
             let row = c
                 .query_opt(
                     "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
-                     WHERE token_sha256 = $1",
+                     WHERE token_digest = decode($1, 'hex')",
                     &[&h],
                 )
                 .await

@@ -93,6 +93,19 @@ pub trait Tenants: Send + Sync {
     /// Every registered tenant, by name.
     fn list(&self) -> Result<Vec<Tenant>, StoreError>;
 
+    /// At most `limit` tenants whose names come after `after` (in byte order), by name: one
+    /// page of the list, for registries too large to list at once. A registry that can read
+    /// a page without reading the rest says so by overriding this.
+    fn list_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<Tenant>, StoreError> {
+        let mut all = self.list()?;
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(all
+            .into_iter()
+            .filter(|t| after.is_none_or(|a| t.name.as_str() > a))
+            .take(limit)
+            .collect())
+    }
+
     /// Replaces a tenant's token: the old one stops working at once.
     fn set_token(&self, name: &str, token_hash: &str) -> Result<(), StoreError>;
 
@@ -107,7 +120,7 @@ pub trait Tenants: Send + Sync {
 
     /// Fails when the registry cannot be reached (for a readiness probe).
     fn ready(&self) -> Result<(), StoreError> {
-        self.list().map(drop)
+        self.list_page(None, 1).map(drop)
     }
 }
 

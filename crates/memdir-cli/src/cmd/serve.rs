@@ -100,6 +100,25 @@ struct Operator {
     limits: memdir_mcp::service::ServiceLimits,
     /// What each tenant may store.
     quota: memdir_mcp::quota::Quota,
+    /// The service's store.
+    store: StoreSettings,
+}
+
+/// `[store]`: how an instance uses the service's database.
+#[derive(Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct StoreSettings {
+    /// Connections this instance keeps to PostgreSQL at most (instances x this must stay
+    /// below the server's `max_connections`).
+    pool_size: usize,
+}
+
+impl Default for StoreSettings {
+    fn default() -> StoreSettings {
+        StoreSettings {
+            pool_size: memdir_store_pg::SERVICE_POOL_SIZE,
+        }
+    }
 }
 
 fn operator(a: &Args) -> Result<Operator, CliError> {
@@ -209,7 +228,13 @@ fn run_service(a: Args, env: &Env) -> CliResult {
         ));
     }
     let op = operator(&a)?;
-    let tenants = env.location.tenants(false)?;
+    let tenants: Arc<dyn memdir::tenants::Tenants> = match &env.location {
+        crate::store::Location::Postgres(url) => Arc::new(
+            memdir_store_pg::PgTenants::open_sized(url, false, op.store.pool_size)
+                .map_err(CliError::from)?,
+        ),
+        other => other.tenants(false)?,
+    };
     tenants.ready()?;
     // One embedder for every tenant, chosen by the operator (MEMDIR_MODEL_DIR or [embed]), loaded
     // once; the API key comes from the variable the operator's config names.

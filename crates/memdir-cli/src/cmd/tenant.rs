@@ -13,6 +13,7 @@ use memdir_mcp::tokens::{new_token, token_hash};
 #[command(after_help = "Examples:
   memdir --store postgres://127.0.0.1/memdir tenant add alice --principal alice
   memdir --store postgres://127.0.0.1/memdir tenant list
+  memdir --store postgres://127.0.0.1/memdir tenant list --after alice --limit 100
   TOKEN=$(memdir --store postgres://127.0.0.1/memdir tenant rotate alice)
   memdir --store postgres://127.0.0.1/memdir tenant remove alice --purge")]
 pub struct Args {
@@ -33,13 +34,21 @@ pub enum Action {
         #[arg(long, value_name = "NAME")]
         principal: Option<String>,
     },
-    /// List the tenants (never their tokens)
+    /// List the tenants (never their tokens), by name
     List {
         /// Print JSON: name, principal, created, token_set.
         #[arg(long)]
         json: bool,
+        /// Only tenants whose names come after NAME (byte order): the next page after a
+        /// page that ended with NAME.
+        #[arg(long, value_name = "NAME")]
+        after: Option<String>,
+        /// At most N tenants.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
     },
-    /// Give a tenant a new token (printed alone on stdout); the old one stops working at once
+    /// Give a tenant a new token (printed alone on stdout); the old one stops working at once,
+    /// and on a running service within its `[limits] token_cache_ms` (5 s by default)
     Rotate {
         /// The tenant's name.
         name: String,
@@ -117,8 +126,11 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             }
             out(&format!("{token}\n"))
         }
-        Action::List { json } => {
-            let list = env.location.tenants(false)?.list()?;
+        Action::List { json, after, limit } => {
+            let list = env
+                .location
+                .tenants(false)?
+                .list_page(after.as_deref(), limit.unwrap_or(usize::MAX))?;
             if json {
                 let v: Vec<_> = list
                     .iter()
@@ -143,7 +155,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
                     rfc3339(t.token_set_ms)
                 ));
             }
-            if list.is_empty() {
+            if list.is_empty() && after.is_none() {
                 eprintln!("memdir: no tenants yet: `memdir tenant add NAME` adds one");
             }
             out(&s)
