@@ -3,6 +3,7 @@
 
 mod app;
 mod cmd;
+mod page;
 mod store;
 mod ui;
 

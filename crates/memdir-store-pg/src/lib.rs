@@ -24,6 +24,7 @@
 
 mod history;
 mod schema;
+mod signins;
 mod tenants;
 #[cfg(feature = "test-support")]
 pub mod testing;

@@ -138,6 +138,8 @@ CREATE TABLE memdir.vector_chunks (
 );
 CREATE INDEX vector_chunks_by_file ON memdir.vector_chunks (tenant, build, path);
 "#,
+    // 4: the person's page of a service: sign-in codes and sessions (see signins.rs).
+    crate::signins::MIGRATION,
 ];
 
 /// The schema version this build writes.

@@ -29,6 +29,8 @@
 
 pub mod auth;
 pub mod markdown;
+pub mod service;
+pub mod sso;
 mod views;
 
 use axum::extract::Request;
@@ -77,10 +79,18 @@ impl PageConfig {
     }
 }
 
-/// The page over one memory.
+/// Whose page it is: one memory, or every tenant of a service.
+pub(crate) enum Realm {
+    /// One memory; its sign-in codes and sessions live under its `.memdir/`.
+    One(Memory),
+    /// A service: each session names its tenant.
+    Service(service::ServicePage),
+}
+
+/// The page over one memory, or over every tenant of a service.
 #[derive(Clone)]
 pub struct Page {
-    mem: Memory,
+    realm: Arc<Realm>,
     config: Arc<PageConfig>,
 }
 
@@ -93,7 +103,16 @@ impl Page {
             source: memdir::Source::User,
         });
         Page {
-            mem,
+            realm: Arc::new(Realm::One(mem)),
+            config: Arc::new(config),
+        }
+    }
+
+    /// The page of every tenant of a service: people sign in with links from `memdir tenant
+    /// link` or with a product's signed token, and each sees only their tenant's memory.
+    pub fn service(service: service::ServicePage, config: PageConfig) -> Page {
+        Page {
+            realm: Arc::new(Realm::Service(service)),
             config: Arc::new(config),
         }
     }

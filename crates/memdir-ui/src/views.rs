@@ -6,9 +6,9 @@
 // only add noise.
 #![allow(clippy::result_large_err)]
 
-use crate::Page;
 use crate::auth::{self, SESSION_COOKIE, Session};
 use crate::markdown::{self, Links, encode_path};
+use crate::{Page, Realm};
 use askama::Template;
 use axum::Router;
 use axum::extract::{Form, Path, Query, State};
@@ -29,6 +29,7 @@ pub(crate) fn routes(page: Page) -> Router {
         .route("/ui/", get(context))
         .route("/ui/static/memdir.css", get(style))
         .route("/ui/signin", get(signin_page).post(signin))
+        .route("/ui/sso", get(sso_page).post(sso))
         .route("/ui/signout", post(signout))
         .route(
             "/ui/files",
@@ -137,10 +138,18 @@ fn engine_error(nav: Option<Nav>, e: &memdir::Error) -> Response {
 
 fn auth_error(e: &auth::AuthError) -> Response {
     match e {
-        auth::AuthError::BadCode => message_page(
+        auth::AuthError::BadCode | auth::AuthError::BadLink | auth::AuthError::NoTenant => {
+            message_page(
+                None,
+                StatusCode::UNAUTHORIZED,
+                "sign-in link not valid",
+                &e.to_string(),
+            )
+        }
+        auth::AuthError::Sso(_) | auth::AuthError::BadPerson(_) => message_page(
             None,
             StatusCode::UNAUTHORIZED,
-            "sign-in link not valid",
+            "sign-in refused",
             &e.to_string(),
         ),
         auth::AuthError::Store(_) => message_page(
@@ -172,14 +181,30 @@ impl Page {
                 None,
                 StatusCode::UNAUTHORIZED,
                 "sign in",
-                "you are not signed in: run `memdir ui` on the machine that holds this memory and open the link it prints",
+                &format!("you are not signed in. {}", self.how_to_sign_in()),
             )
         };
         let secret = cookie(headers).ok_or_else(not_in)?;
-        match auth::session(&self.mem, &secret) {
+        let found = match &*self.realm {
+            Realm::One(mem) => auth::session(mem, &secret),
+            Realm::Service(svc) => svc.session(&secret),
+        };
+        match found {
             Ok(Some(s)) => Ok(s),
             Ok(None) => Err(not_in()),
             Err(e) => Err(auth_error(&e)),
+        }
+    }
+
+    /// What a person does to sign in here.
+    fn how_to_sign_in(&self) -> &'static str {
+        match &*self.realm {
+            Realm::One(_) => {
+                "To sign in, run `memdir ui` on the machine that holds this memory and open the link it prints."
+            }
+            Realm::Service(_) => {
+                "To sign in, open a new sign-in link from the service that holds your memory."
+            }
         }
     }
 
@@ -199,15 +224,15 @@ impl Page {
 
     /// The memory, written by the signed-in person.
     fn as_person(&self, s: &Session) -> Memory {
-        self.mem.with_actor(memdir::Actor {
+        s.mem.with_actor(memdir::Actor {
             writer: s.person.clone(),
             source: memdir::Source::User,
         })
     }
 
     fn nav(&self, s: &Session) -> Nav {
-        let pending = self.mem.proposals().map_or(0, |p| p.len())
-            + self.mem.gate_pending().map_or(0, |g| g.len());
+        let pending =
+            s.mem.proposals().map_or(0, |p| p.len()) + s.mem.gate_pending().map_or(0, |g| g.len());
         Nav {
             person: s.person.clone(),
             csrf: s.csrf.clone(),
@@ -235,6 +260,9 @@ struct CodeQuery {
 #[template(path = "signin.html")]
 struct SigninPage {
     nav: Option<Nav>,
+    /// Where the button posts, and the name of the field that carries the code or token.
+    action: &'static str,
+    field: &'static str,
     code: String,
 }
 
@@ -245,38 +273,111 @@ async fn signin_page(State(p): State<Page>, Query(q): Query<CodeQuery>) -> Respo
                 None,
                 StatusCode::UNAUTHORIZED,
                 "sign in",
-                "run `memdir ui` on the machine that holds this memory and open the link it prints",
+                p.how_to_sign_in(),
             ));
         }
-        match auth::code_is_valid(&p.mem, &q.code) {
+        let valid = match &*p.realm {
+            Realm::One(mem) => auth::code_is_valid(mem, &q.code),
+            Realm::Service(svc) => svc.code_is_valid(&q.code),
+        };
+        let bad = match &*p.realm {
+            Realm::One(_) => auth::AuthError::BadCode,
+            Realm::Service(_) => auth::AuthError::BadLink,
+        };
+        match valid {
             Ok(true) => Ok(html(
                 StatusCode::OK,
                 &SigninPage {
                     nav: None,
+                    action: "/ui/signin",
+                    field: "code",
                     code: q.code,
                 },
             )),
-            Ok(false) => Err(auth_error(&auth::AuthError::BadCode)),
+            Ok(false) => Err(auth_error(&bad)),
             Err(e) => Err(auth_error(&e)),
         }
     })
     .await
 }
 
+/// The `Set-Cookie` of a new session.
+fn session_cookie(p: &Page, secret: &str) -> Response {
+    let cookie = format!(
+        "{SESSION_COOKIE}={secret}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}{}",
+        auth::ABSOLUTE_DAYS * 24 * 3600,
+        if p.config.secure() { "; Secure" } else { "" }
+    );
+    let mut r = see_other("/ui/");
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
 async fn signin(State(p): State<Page>, Form(f): Form<CodeQuery>) -> Response {
     blocking(move || {
-        let person = p.mem.actor().writer.clone();
-        let secret = auth::sign_in(&p.mem, &f.code, &person).map_err(|e| auth_error(&e))?;
-        let cookie = format!(
-            "{SESSION_COOKIE}={secret}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}{}",
-            auth::ABSOLUTE_DAYS * 24 * 3600,
-            if p.config.secure() { "; Secure" } else { "" }
-        );
-        let mut r = see_other("/ui/");
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
+        let secret = match &*p.realm {
+            Realm::One(mem) => {
+                let person = mem.actor().writer.clone();
+                auth::sign_in(mem, &f.code, &person)
+            }
+            Realm::Service(svc) => svc.sign_in_code(&f.code),
         }
-        Ok(r)
+        .map_err(|e| auth_error(&e))?;
+        Ok(session_cookie(&p, &secret))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct TokenQuery {
+    #[serde(default)]
+    token: String,
+}
+
+/// A product's login hands its user over with `/ui/sso?token=JWT`: the token is checked and a
+/// button signs in (a link alone never signs anyone in, so no other site can sign a browser
+/// in to someone else's memory).
+async fn sso_page(State(p): State<Page>, Query(q): Query<TokenQuery>) -> Response {
+    blocking(move || {
+        let Realm::Service(svc) = &*p.realm else {
+            return Err(message_page(
+                None,
+                StatusCode::NOT_FOUND,
+                "sign in",
+                "single sign-on is for a memory service: run `memdir ui` for a sign-in link",
+            ));
+        };
+        svc.check_token(q.token.trim())
+            .map_err(|e| auth_error(&e))?;
+        Ok(html(
+            StatusCode::OK,
+            &SigninPage {
+                nav: None,
+                action: "/ui/sso",
+                field: "token",
+                code: q.token.trim().to_string(),
+            },
+        ))
+    })
+    .await
+}
+
+async fn sso(State(p): State<Page>, Form(f): Form<TokenQuery>) -> Response {
+    blocking(move || {
+        let Realm::Service(svc) = &*p.realm else {
+            return Err(message_page(
+                None,
+                StatusCode::NOT_FOUND,
+                "sign in",
+                "single sign-on is for a memory service: run `memdir ui` for a sign-in link",
+            ));
+        };
+        let secret = svc
+            .sign_in_token(f.token.trim())
+            .map_err(|e| auth_error(&e))?;
+        Ok(session_cookie(&p, &secret))
     })
     .await
 }
@@ -290,12 +391,16 @@ struct CsrfForm {
 async fn signout(State(p): State<Page>, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
     blocking(move || {
         let s = p.session_for_form(&headers, &f.csrf)?;
-        auth::sign_out(&p.mem, &s).map_err(|e| auth_error(&e))?;
+        match &*p.realm {
+            Realm::One(mem) => auth::sign_out(mem, &s),
+            Realm::Service(svc) => svc.sign_out(&s),
+        }
+        .map_err(|e| auth_error(&e))?;
         let mut r = message_page(
             None,
             StatusCode::OK,
             "signed out",
-            "you are signed out: run `memdir ui` to sign in again",
+            &format!("you are signed out. {}", p.how_to_sign_in()),
         );
         r.headers_mut().insert(
             header::SET_COOKIE,
@@ -344,7 +449,7 @@ async fn context(State(p): State<Page>, headers: HeaderMap) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
         let nav = p.nav(&s);
-        let ctx = p
+        let ctx = s
             .mem
             .context()
             .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
@@ -365,10 +470,10 @@ async fn context(State(p): State<Page>, headers: HeaderMap) -> Response {
                 content: sec.content,
             })
             .collect();
-        let config = p.mem.config();
-        let layout = p.mem.layout();
+        let config = s.mem.config();
+        let layout = s.mem.layout();
         let measure = |layer: &'static str, max_lines: usize, max_bytes: usize| {
-            let text = p
+            let text = s
                 .mem
                 .read(layer)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -553,7 +658,7 @@ async fn files_root(state: State<Page>, headers: HeaderMap) -> Response {
 
 fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
     let nav = || Some(p.nav(s));
-    let list = p.mem.ls(path).map_err(|e| engine_error(nav(), &e))?;
+    let list = s.mem.ls(path).map_err(|e| engine_error(nav(), &e))?;
     let entries = list
         .into_iter()
         .map(|e| {
@@ -570,7 +675,7 @@ fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
         StatusCode::OK,
         &FolderPage {
             nav: nav(),
-            layers: layers(&p.mem),
+            layers: layers(&s.mem),
             crumbs: crumbs(path),
             entries,
         },
@@ -581,7 +686,7 @@ async fn files(State(p): State<Page>, headers: HeaderMap, Path(path): Path<Strin
     blocking(move || {
         let s = p.session(&headers)?;
         let path = path.trim_matches('/').to_string();
-        let stat = p
+        let stat = s
             .mem
             .ls(&path)
             .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
@@ -597,10 +702,10 @@ async fn files(State(p): State<Page>, headers: HeaderMap, Path(path): Path<Strin
 
 fn file_page(p: &Page, s: &Session, path: &str) -> Out {
     let nav = || Some(p.nav(s));
-    let bytes = p.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
+    let bytes = s.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
     let version = memdir::content_version(&bytes);
     let text = markdown::visible_controls(&String::from_utf8_lossy(&bytes)).into_owned();
-    let layout = p.mem.layout();
+    let layout = s.mem.layout();
     let mut frontmatter = Vec::new();
     let mut front_errors = Vec::new();
     let mut source = None;
@@ -632,7 +737,7 @@ fn file_page(p: &Page, s: &Session, path: &str) -> Out {
             .collect();
         source = note.meta.source.clone();
         let mut links = Links::new();
-        if let Ok(report) = p.mem.links(path) {
+        if let Ok(report) = s.mem.links(path) {
             for l in &report.outgoing {
                 if let Some(to) = &l.resolves_to {
                     links.insert(memdir_core::links::normalize(&l.link.target), to.clone());
@@ -658,13 +763,13 @@ fn file_page(p: &Page, s: &Session, path: &str) -> Out {
     } else {
         Body::Text(text)
     };
-    let last = p
+    let last = s
         .mem
         .history(Some(path), 1)
         .ok()
         .and_then(|h| h.into_iter().next())
         .map(|h| LastChange {
-            date: p.mem.clock().local_text(&h.date),
+            date: s.mem.clock().local_text(&h.date),
             writer: h.writer,
             summary: h.summary,
             source: h.source.unwrap_or_default(),
@@ -674,7 +779,7 @@ fn file_page(p: &Page, s: &Session, path: &str) -> Out {
         StatusCode::OK,
         &FilePage {
             nav: nav(),
-            layers: layers(&p.mem),
+            layers: layers(&s.mem),
             crumbs: crumbs(path),
             enc: encode_path(path),
             path: path.to_string(),
@@ -712,7 +817,7 @@ async fn edit_page(
 ) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
-        let (text, base) = match p.mem.read(&path) {
+        let (text, base) = match s.mem.read(&path) {
             Ok(b) => (
                 String::from_utf8_lossy(&b).into_owned(),
                 memdir::content_version(&b),
@@ -776,7 +881,7 @@ async fn edit(
                 // A stale edit: show what is there now and the difference, keep every
                 // character the person typed, and let a second save go over the new version.
                 let (theirs, diff, base) = if e.kind() == ErrorKind::Conflict {
-                    match p.mem.read(&path) {
+                    match s.mem.read(&path) {
                         Ok(b) => {
                             let now = String::from_utf8_lossy(&b).into_owned();
                             let diff = similar::TextDiff::from_lines(&now, &text)
@@ -999,7 +1104,7 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
     blocking(move || {
         let s = p.session(&headers)?;
         let nav = || Some(p.nav(&s));
-        let proposals = p
+        let proposals = s
             .mem
             .proposals()
             .map_err(|e| engine_error(nav(), &e))?
@@ -1012,13 +1117,13 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
                 diff: pr.diff,
             })
             .collect();
-        let gates = p
+        let gates = s
             .mem
             .gate_pending()
             .map_err(|e| engine_error(nav(), &e))?
             .into_iter()
             .map(|g| GateView {
-                time: p.mem.clock().local(g.time),
+                time: s.mem.clock().local(g.time),
                 id: g.id,
                 kind: g.request.kind,
                 target: g.request.target,
@@ -1027,7 +1132,7 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
                 reason: g.reason,
             })
             .collect();
-        let ledger = match p.mem.gate_verify() {
+        let ledger = match s.mem.gate_verify() {
             Ok(r) => format!("intact: {} entries in {} files", r.entries, r.files),
             Err(e) => e.to_string(),
         };
@@ -1173,7 +1278,7 @@ async fn search(
                 req.limit = Some(200);
                 req.max_bytes = Some(64 * 1024);
                 req.path_glob = (!q.path.trim().is_empty()).then(|| q.path.trim().to_string());
-                p.mem.search(&req)
+                s.mem.search(&req)
             };
             match run() {
                 Ok(out) => {
@@ -1249,12 +1354,12 @@ async fn history(
 ) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
-        let changes = p
+        let changes = s
             .mem
             .history(None, 100)
             .map_err(|e| engine_error(Some(p.nav(&s)), &e))?
             .into_iter()
-            .map(|h| change_view(&p.mem, h))
+            .map(|h| change_view(&s.mem, h))
             .collect();
         Ok(html(
             StatusCode::OK,
@@ -1291,7 +1396,7 @@ async fn undo_page(
     blocking(move || {
         let s = p.session(&headers)?;
         let nav = || Some(p.nav(&s));
-        let change = p
+        let change = s
             .mem
             .history(None, 1000)
             .map_err(|e| engine_error(nav(), &e))?
@@ -1309,7 +1414,7 @@ async fn undo_page(
             StatusCode::OK,
             &UndoPage {
                 nav: nav(),
-                change: change_view(&p.mem, change),
+                change: change_view(&s.mem, change),
             },
         ))
     })
