@@ -251,4 +251,35 @@ mod tests {
         let t = token(Algorithm::HS256, &key, c);
         assert!(sso.verify(&t, NOW).is_ok());
     }
+
+    /// A P-256 key pair made for these tests only (never used anywhere else).
+    const EC_PRIVATE: &[u8] = include_bytes!("../tests/data/sso-test-es256-private.pem");
+    const EC_PUBLIC: &[u8] = include_bytes!("../tests/data/sso-test-es256-public.pem");
+    const JWKS: &[u8] = include_bytes!("../tests/data/sso-test-jwks.json");
+
+    #[test]
+    fn es256_from_a_pem_or_a_jwks() {
+        let key = EncodingKey::from_ec_pem(EC_PRIVATE).unwrap();
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some("k1".into());
+        let t = encode(&header, &claims(NOW + 120), &key).unwrap();
+        for sso in [Sso::pem(EC_PUBLIC).unwrap(), Sso::jwks(JWKS).unwrap()] {
+            assert_eq!(sso.verify(&t, NOW).unwrap().person, "ana");
+            // HS256 "signed" with the public key's bytes (algorithm confusion) is refused.
+            let hs = EncodingKey::from_secret(EC_PUBLIC).unwrap();
+            let confused = encode(&Header::new(Algorithm::HS256), &claims(NOW + 120), &hs).unwrap();
+            assert!(matches!(
+                sso.verify(&confused, NOW),
+                Err(SsoError::Invalid(_))
+            ));
+        }
+        header.kid = Some("unknown".into());
+        let t = encode(&header, &claims(NOW + 120), &key).unwrap();
+        assert!(matches!(
+            Sso::jwks(JWKS).unwrap().verify(&t, NOW),
+            Err(SsoError::Invalid(_))
+        ));
+        assert!(Sso::pem(b"not a key").is_err());
+        assert!(Sso::jwks(b"{\"keys\": []}").is_err());
+    }
 }
