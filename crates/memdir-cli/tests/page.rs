@@ -462,6 +462,36 @@ fn issue33_a_signed_in_person_approves_and_denies_gate_requests() {
     );
     assert_eq!(anon.status, 401);
     assert_eq!(gate_status(&f, &yes)["decision"], "pending");
+    // Nor with a bearer token, nor from another origin: refused, and each attempt recorded.
+    let bearer = post_form(
+        &s.url("/ui/review/gate"),
+        &[("Authorization", "Bearer x"), ("Origin", s.base.as_str())],
+        &[("id", &yes), ("action", "approve")],
+    );
+    assert_eq!(bearer.status, 401);
+    let cross = post_form(
+        &s.url("/ui/review/gate"),
+        &[
+            ("Cookie", p.cookie.as_str()),
+            ("Origin", "http://evil.example"),
+        ],
+        &[
+            ("csrf", p.csrf.as_str()),
+            ("id", &yes),
+            ("action", "approve"),
+        ],
+    );
+    assert_eq!(cross.status, 403);
+    assert_eq!(gate_status(&f, &yes)["decision"], "pending");
+    let ledger = ledger_text(&f);
+    let refused: Vec<&str> = ledger
+        .lines()
+        .filter(|l| l.contains("\"refused\"") && l.contains(&yes))
+        .collect();
+    assert_eq!(refused.len(), 3, "{ledger}");
+    for why in ["no signed-in session", "bearer tokens", "cross-origin"] {
+        assert!(refused.iter().any(|l| l.contains(why)), "{why}: {ledger}");
+    }
 
     let a = p.post(
         &s,
@@ -482,6 +512,49 @@ fn issue33_a_signed_in_person_approves_and_denies_gate_requests() {
     assert_eq!(gate_status(&f, &no)["decision"], "denied");
     let ledger = f.cmd().args(["gate", "verify"]).output().unwrap();
     assert!(ledger.status.success());
+}
+
+/// Every line of the gates' ledger.
+fn ledger_text(f: &Fixture) -> String {
+    let dir = f.root().join("gates/ledger");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
+}
+
+#[test]
+fn issue33_changes_made_on_the_page_carry_via_web() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let made = p.post(
+        &s,
+        "/ui/new",
+        &[
+            ("name", "from-the-page"),
+            ("description", "a note made on the page"),
+            ("body", "made on the page\n"),
+        ],
+    );
+    assert_eq!(made.status, 303, "{}", made.body);
+    let msg = common::git(&f, &["log", "-1", "--format=%B"]);
+    assert!(msg.contains("Memdir-Source: user"), "{msg}");
+    assert!(msg.contains("Memdir-Via: web"), "{msg}");
+    // A change made elsewhere says nothing of the page.
+    let out = f
+        .cmd()
+        .args(["log", "a line from the terminal"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let msg = common::git(&f, &["log", "-1", "--format=%B"]);
+    assert!(!msg.contains("Memdir-Via"), "{msg}");
 }
 
 #[test]

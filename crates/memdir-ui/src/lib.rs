@@ -121,9 +121,8 @@ impl Page {
     /// response, the Host check, the same-origin check on every request that changes
     /// something, and no bearer token accepted.
     pub fn router(&self) -> axum::Router {
-        let guard_state = self.config.clone();
         views::routes(self.clone())
-            .layer(axum::middleware::from_fn_with_state(guard_state, guard))
+            .layer(axum::middleware::from_fn_with_state(self.clone(), guard))
             .layer(axum::middleware::from_fn(security_headers))
     }
 }
@@ -201,18 +200,36 @@ fn same_origin(headers: &HeaderMap, config: &PageConfig) -> bool {
     }
 }
 
+/// A gate decision the guard refuses is still recorded in the ledger, as every refused
+/// attempt to decide a gate is.
+async fn refuse_gate_too(
+    page: &Page,
+    req: Request,
+    status: StatusCode,
+    why: &'static str,
+) -> Response {
+    if req.method() == Method::POST && req.uri().path() == "/ui/review/gate" {
+        views::record_refused_gate(page.clone(), req, why).await;
+    }
+    refuse(status, why)
+}
+
 async fn guard(
-    axum::extract::State(config): axum::extract::State<Arc<PageConfig>>,
+    axum::extract::State(page): axum::extract::State<Page>,
     req: Request,
     next: Next,
 ) -> Response {
+    let config = page.config.clone();
     // An agent's credential never opens the page, even next to a valid cookie: what a bearer
     // token may do is the agent's surface, /mcp.
     if req.headers().contains_key(header::AUTHORIZATION) {
-        return refuse(
+        return refuse_gate_too(
+            &page,
+            req,
             StatusCode::UNAUTHORIZED,
             "the page does not take bearer tokens (those are for agents, at /mcp): sign in with a link from `memdir ui`\n",
-        );
+        )
+        .await;
     }
     let known_host = host_name(req.headers()).is_some_and(|h| {
         config.hosts.iter().any(|k| k.eq_ignore_ascii_case(&h))
@@ -228,10 +245,13 @@ async fn guard(
     }
     let changes = !matches!(*req.method(), Method::GET | Method::HEAD);
     if changes && !same_origin(req.headers(), &config) {
-        return refuse(
+        return refuse_gate_too(
+            &page,
+            req,
             StatusCode::FORBIDDEN,
             "refused: this form was not sent from memdir's own page (cross-origin request)\n",
-        );
+        )
+        .await;
     }
     next.run(req).await
 }

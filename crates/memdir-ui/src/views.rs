@@ -224,10 +224,12 @@ impl Page {
 
     /// The memory, written by the signed-in person.
     fn as_person(&self, s: &Session) -> Memory {
-        s.mem.with_actor(memdir::Actor {
-            writer: s.person.clone(),
-            source: memdir::Source::User,
-        })
+        s.mem
+            .with_actor(memdir::Actor {
+                writer: s.person.clone(),
+                source: memdir::Source::User,
+            })
+            .with_via(Some("web"))
     }
 
     fn nav(&self, s: &Session) -> Nav {
@@ -1184,13 +1186,60 @@ async fn decide_proposal(
     .await
 }
 
+impl Page {
+    /// Records in the ledger a gate decision sent to the page by anything but a signed-in
+    /// person (no session, another session's form, a bearer token, another origin), as the
+    /// engine records an agent's attempt. Only a memory of its own can record it: a service's
+    /// request without a session names no tenant.
+    fn record_refused_gate(&self, f: &DecideForm, why: &str) {
+        let Realm::One(mem) = &*self.realm else {
+            return;
+        };
+        let verdict = if f.action == "deny" {
+            Verdict::Deny
+        } else {
+            Verdict::Approve
+        };
+        let who = mem
+            .with_actor(memdir::Actor {
+                writer: "page-visitor".into(),
+                source: memdir::Source::External,
+            })
+            .with_via(Some("web"))
+            .with_reason(Some(&format!("sent to memdir's page: {}", why.trim())));
+        if let Err(e) = who.gate_decide(f.id.trim(), verdict, Presence::Unattended) {
+            tracing::warn!("a gate decision without a signed-in person was refused: {e}");
+        }
+    }
+}
+
+/// Records a gate decision that the page's guard refused before any handler ran (see
+/// [`Page::record_refused_gate`]).
+pub(crate) async fn record_refused_gate(
+    page: Page,
+    req: axum::extract::Request,
+    why: &'static str,
+) {
+    use axum::extract::FromRequest as _;
+    let Ok(Form(f)) = Form::<DecideForm>::from_request(req, &()).await else {
+        return;
+    };
+    let _ = tokio::task::spawn_blocking(move || page.record_refused_gate(&f, why)).await;
+}
+
 async fn decide_gate(
     State(p): State<Page>,
     headers: HeaderMap,
     Form(f): Form<DecideForm>,
 ) -> Response {
     blocking(move || {
-        let s = p.session_for_form(&headers, &f.csrf)?;
+        let s = match p.session_for_form(&headers, &f.csrf) {
+            Ok(s) => s,
+            Err(refusal) => {
+                p.record_refused_gate(&f, "no signed-in session with this form's token");
+                return Err(refusal);
+            }
+        };
         let verdict = match f.action.as_str() {
             "approve" => Verdict::Approve,
             "deny" => Verdict::Deny,
