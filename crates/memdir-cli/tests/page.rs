@@ -696,3 +696,95 @@ fn issue33_every_page_carries_the_security_headers() {
     );
     assert_eq!(a.status, 421);
 }
+
+#[test]
+fn issue33_history_pages_a_files_history_and_its_blame() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    for i in 0..52 {
+        let out = f
+            .cmd()
+            .args([
+                "--reason",
+                &format!("step {i}"),
+                "log",
+                &format!("entry {i}"),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    let edit = p.get(&s, "/ui/edit/core.md");
+    let at = edit.body.find("name=\"base\" value=\"").unwrap() + 19;
+    let base = edit.body[at..].split('"').next().unwrap().to_string();
+    let saved = p.post(
+        &s,
+        "/ui/edit/core.md",
+        &[
+            ("base", &base),
+            ("text", "# Core\n- a line the person wrote\n"),
+            ("reason", "fixed a wrong fact"),
+        ],
+    );
+    assert_eq!(saved.status, 303, "{}", saved.body);
+
+    // The timeline, 50 to a page, newest first, with a link to the older ones.
+    let first = p.get(&s, "/ui/history");
+    assert_eq!(first.status, 200);
+    assert!(first.body.contains("fixed a wrong fact"), "{}", first.body);
+    assert!(first.body.contains("step 51"));
+    assert!(!first.body.contains("step 1<"), "{}", first.body);
+    assert!(
+        first.body.contains("href=\"/ui/history?page=1\""),
+        "{}",
+        first.body
+    );
+    let second = p.get(&s, "/ui/history?page=1");
+    assert!(second.body.contains("step 1<"), "{}", second.body);
+    assert!(second.body.contains("step 0<"), "{}", second.body);
+    assert!(!second.body.contains("step 51"), "{}", second.body);
+    assert!(second.body.contains("id=\"newer\""));
+    assert!(!second.body.contains("id=\"older\""), "{}", second.body);
+
+    // A file's history holds only its changes; its blame names who wrote each line and why.
+    let file = p.get(&s, "/ui/history?path=core.md");
+    assert!(file.body.contains("fixed a wrong fact"), "{}", file.body);
+    assert!(!file.body.contains("step 3"), "{}", file.body);
+    let blame = p.get(&s, "/ui/blame/core.md");
+    assert_eq!(blame.status, 200, "{}", blame.body);
+    let row = |n: usize| {
+        blame
+            .body
+            .split(&format!("<tr id=\"L{n}\">"))
+            .nth(1)
+            .unwrap()
+            .split("</tr>")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    // Both lines came with the person's edit: the run's first row names it, the next is blank.
+    assert!(row(1).contains("fixed a wrong fact"), "{}", row(1));
+    assert!(row(2).contains("a line the person wrote"), "{}", row(2));
+    assert!(row(2).starts_with("<td></td>"), "{}", row(2));
+    let missing = p.get(&s, "/ui/blame/notes/none.md");
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    let file_page = p.get(&s, "/ui/files/core.md");
+    assert!(file_page.body.contains("href=\"/ui/blame/core.md\""));
+}
+
+#[test]
+fn issue33_the_ledger_counts_in_words() {
+    let f = Fixture::new();
+    f.put("gates.toml", POLICY);
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    gate_request(&f, "80");
+    let review = p.get(&s, "/ui/review");
+    assert!(
+        review.body.contains("intact: 1 entry in 1 file"),
+        "{}",
+        review.body
+    );
+}

@@ -46,6 +46,7 @@ pub(crate) fn routes(page: Page) -> Router {
         .route("/ui/review/gate", post(decide_gate))
         .route("/ui/search", get(search))
         .route("/ui/history", get(history))
+        .route("/ui/blame/{*path}", get(blame))
         .route("/ui/undo", get(undo_page).post(undo))
         .with_state(page)
 }
@@ -1135,7 +1136,11 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
             })
             .collect();
         let ledger = match s.mem.gate_verify() {
-            Ok(r) => format!("intact: {} entries in {} files", r.entries, r.files),
+            Ok(r) => format!(
+                "intact: {} in {}",
+                plural(r.entries, "entry", "entries"),
+                plural(r.files, "file", "files")
+            ),
             Err(e) => e.to_string(),
         };
         Ok(html(
@@ -1366,6 +1371,11 @@ async fn search(
 
 // ---------------------------------------------------------------- history
 
+/// `1 entry`, `2 entries`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 struct ChangeView {
     commit: String,
     short: String,
@@ -1382,6 +1392,42 @@ struct HistoryPage {
     nav: Option<Nav>,
     done: Option<String>,
     changes: Vec<ChangeView>,
+    /// A file's history (its path), or the whole memory's.
+    path: Option<String>,
+    enc: String,
+    /// Links to the newer and older pages, when there are.
+    newer: Option<String>,
+    older: Option<String>,
+}
+
+/// Changes per page of the timeline.
+const HISTORY_PAGE: usize = 50;
+/// Pages a timeline goes back at most (history is read newest first, so page N reads N pages).
+const HISTORY_PAGES: usize = 200;
+
+#[derive(Deserialize)]
+struct HistoryQuery {
+    #[serde(default)]
+    done: Option<String>,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    page: usize,
+}
+
+fn history_href(path: Option<&str>, page: usize) -> String {
+    let mut q = vec![];
+    if let Some(p) = path {
+        q.push(format!("path={}", encode_path(p)));
+    }
+    if page > 0 {
+        q.push(format!("page={page}"));
+    }
+    if q.is_empty() {
+        "/ui/history".into()
+    } else {
+        format!("/ui/history?{}", q.join("&"))
+    }
 }
 
 fn change_view(mem: &Memory, h: memdir::provenance::HistoryEntry) -> ChangeView {
@@ -1399,23 +1445,100 @@ fn change_view(mem: &Memory, h: memdir::provenance::HistoryEntry) -> ChangeView 
 async fn history(
     State(p): State<Page>,
     headers: HeaderMap,
-    Query(q): Query<DoneQuery>,
+    Query(q): Query<HistoryQuery>,
 ) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
-        let changes = s
+        let nav = || Some(p.nav(&s));
+        let path = q
+            .path
+            .as_deref()
+            .map(|p| p.trim_matches('/'))
+            .filter(|p| !p.is_empty())
+            .map(str::to_string);
+        let page = q.page.min(HISTORY_PAGES);
+        let want = (page + 1) * HISTORY_PAGE + 1;
+        let all = s
             .mem
-            .history(None, 100)
-            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?
+            .history(path.as_deref(), want)
+            .map_err(|e| engine_error(nav(), &e))?;
+        let more = all.len() == want;
+        let changes = all
             .into_iter()
+            .skip(page * HISTORY_PAGE)
+            .take(HISTORY_PAGE)
             .map(|h| change_view(&s.mem, h))
             .collect();
         Ok(html(
             StatusCode::OK,
             &HistoryPage {
-                nav: Some(p.nav(&s)),
+                nav: nav(),
                 done: q.done,
                 changes,
+                enc: path.as_deref().map(encode_path).unwrap_or_default(),
+                newer: (page > 0).then(|| history_href(path.as_deref(), page - 1)),
+                older: (more && page < HISTORY_PAGES)
+                    .then(|| history_href(path.as_deref(), page + 1)),
+                path,
+            },
+        ))
+    })
+    .await
+}
+
+struct BlameView {
+    line: usize,
+    text: String,
+    commit: String,
+    short: String,
+    writer: String,
+    date: String,
+    reason: String,
+    /// True for the first line of a run from the same change (the others leave it blank).
+    first: bool,
+}
+
+#[derive(Template)]
+#[template(path = "blame.html")]
+struct BlamePage {
+    nav: Option<Nav>,
+    path: String,
+    enc: String,
+    lines: Vec<BlameView>,
+}
+
+async fn blame(State(p): State<Page>, headers: HeaderMap, Path(path): Path<String>) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let lines = s
+            .mem
+            .blame(&path)
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let mut prev = String::new();
+        let lines = lines
+            .into_iter()
+            .map(|l| {
+                let first = l.commit != prev;
+                prev.clone_from(&l.commit);
+                BlameView {
+                    line: l.line,
+                    text: markdown::visible_controls(&l.text).into_owned(),
+                    short: l.commit.chars().take(10).collect(),
+                    commit: l.commit,
+                    writer: l.writer,
+                    date: l.date,
+                    reason: l.reason.unwrap_or_default(),
+                    first,
+                }
+            })
+            .collect();
+        Ok(html(
+            StatusCode::OK,
+            &BlamePage {
+                nav: Some(p.nav(&s)),
+                enc: encode_path(&path),
+                path,
+                lines,
             },
         ))
     })
