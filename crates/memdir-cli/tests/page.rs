@@ -261,14 +261,46 @@ fn issue33_a_sign_in_link_works_once_and_for_ten_minutes() {
     assert!(!codes.contains(code_of(&fresh)));
 }
 
+/// A `memdir serve` that `memdir ui` started, stopped when dropped.
+struct Started(i32);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.0) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+    }
+}
+
 #[test]
-fn issue33_memdir_ui_without_a_running_serve_says_what_to_do() {
+fn issue33_memdir_ui_starts_a_serve_when_none_runs() {
     let f = Fixture::new();
     let out = f.cmd().args(["ui", "--no-open"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("start one with `memdir serve`"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let pid: i32 = err
+        .split("(process ")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no process named: {err}"));
+    let _started = Started(pid);
+    assert!(out.status.success(), "{err}");
+    let link = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(link.contains("/ui/signin?code="), "{link}");
+    let base = link.split("/ui/").next().unwrap().to_string();
+    let page = get(&link, &[]);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let signed = post_form(
+        &format!("{base}/ui/signin"),
+        &[("Origin", base.as_str())],
+        &[("code", code_of(&link))],
+    );
+    assert_eq!(signed.status, 303, "{}", signed.body);
+    // A second `memdir ui` finds the one running and starts no other.
+    let again = f.cmd().args(["ui", "--no-open"]).output().unwrap();
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).is_empty());
+    assert!(String::from_utf8_lossy(&again.stdout).starts_with(&base));
 }
 
 #[test]

@@ -38,8 +38,8 @@
 
 use super::walk::{FileRef, Scope};
 use super::{SearchOutcome, SearchRequest, ranked, vector};
-use crate::error::Error;
 use crate::Searcher;
+use crate::error::Error;
 use memdir_core::dates::{asks_when, names_time, query_days};
 use memdir_core::tokenize::{split_line, words};
 use std::collections::HashMap;
@@ -211,13 +211,8 @@ pub(crate) fn search(
     // the vector index catches up), the slow half.
     let (dense, keyword) = std::thread::scope(|s| {
         let keyword = s.spawn(|| ranked::search(searcher, scope, &kw_req));
-        let dense = vector::dense_scores(
-            searcher,
-            (&all, generation),
-            scope,
-            &req.pattern,
-            progress,
-        );
+        let dense =
+            vector::dense_scores(searcher, (&all, generation), scope, &req.pattern, progress);
         let keyword = keyword
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));

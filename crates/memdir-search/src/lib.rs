@@ -70,7 +70,10 @@ pub enum Corpus<'a> {
     /// Any other store: its files listed and read through the trait, the keyword index kept in
     /// the cache folder the front end gave (the engine's `Memory::with_search_cache`), else in memory for
     /// the one search.
-    Store(&'a dyn memdir_store::store::Store, Option<&'a std::path::Path>),
+    Store(
+        &'a dyn memdir_store::store::Store,
+        Option<&'a std::path::Path>,
+    ),
 }
 
 impl<'a> Corpus<'a> {

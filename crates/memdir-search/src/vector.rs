@@ -17,15 +17,15 @@
 use super::chunk::{CHUNKING, chunks};
 use super::walk::{FileRef, Scope, open_file};
 use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
-use crate::error::Error;
 use crate::Searcher;
+use crate::error::Error;
+use memdir_core::config::EmbedSettings;
+use memdir_embed::{EmbedConfig, Embedder, EndpointConfig};
+use memdir_folder::stamp::{change_stamp, content_hash, unchanged};
 use memdir_store::store::StoreError;
 use memdir_store::vectors::{
     ChunkVector, ChunkVisit, FileVectors, IndexedFile, RebuildFill, VectorStore, to_le_bytes,
 };
-use memdir_core::config::EmbedSettings;
-use memdir_embed::{EmbedConfig, Embedder, EndpointConfig};
-use memdir_folder::stamp::{change_stamp, content_hash, unchanged};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -810,13 +810,7 @@ pub(crate) fn search(
     progress: Progress<'_>,
 ) -> Result<SearchOutcome, Error> {
     let (all, generation) = searcher.corpus_files(&Scope::everything())?;
-    let scored = dense_scores(
-        searcher,
-        (&all, generation),
-        scope,
-        &req.pattern,
-        progress,
-    )?;
+    let scored = dense_scores(searcher, (&all, generation), scope, &req.pattern, progress)?;
     let ranked = scored
         .into_iter()
         .map(|(f, line, text, s)| (f, line, text, f64::from(s)));

@@ -4,12 +4,12 @@
 
 use super::SearchRequest;
 use crate::error::Error;
-use memdir_store::store::Store;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use jiff::civil::Date;
 use memdir_core::log::date_of_file_name;
 use memdir_core::path::MemPath;
 pub(crate) use memdir_folder::walk::{is_internal, open_file, visit};
+use memdir_store::store::Store;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -39,9 +39,9 @@ pub use error::{Error, ErrorKind};
 /// The embedders of the vector index (local model, OpenAI-compatible endpoint).
 pub use memdir_embed as embed;
 pub use memdir_folder as folder;
+pub use memdir_folder::FolderStore;
 /// Search: grep, ranked, semantic and hybrid, and the keyword and vector indexes.
 pub use memdir_search as search;
-pub use memdir_folder::FolderStore;
 pub use memdir_store::{Backend, CopyReport, InMemoryHistory, InMemoryStore, copy};
 pub use memdir_store::{backend, store, vectors};
 pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport, content_version};

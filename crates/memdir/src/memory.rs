@@ -19,8 +19,8 @@ use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName, validate_slug};
 use memdir_embed::{EmbedConfig, Embedder};
 use memdir_search::{
-    Corpus, EmbedderSlot, HitRef, HybridOptions, Progress, SearchOutcome, SearchRequest,
-    Searcher, VectorStats,
+    Corpus, EmbedderSlot, HitRef, HybridOptions, Progress, SearchOutcome, SearchRequest, Searcher,
+    VectorStats,
 };
 use serde::Serialize;
 use std::path::Path;

@@ -278,14 +278,20 @@ fn memory_grows_methods_only_in_its_facade() {
         if rel == "memory.rs" || IMPL_MEMORY_STILL_OUTSIDE.contains(&rel.as_str()) {
             continue;
         }
-        if code.lines().any(|l| l.trim_start().starts_with("impl Memory")) {
+        if code
+            .lines()
+            .any(|l| l.trim_start().starts_with("impl Memory"))
+        {
             bad.push(format!("crates/memdir/src/{rel} adds methods to Memory: put the feature in a function over the store and call it from memory.rs"));
         }
     }
     for rel in IMPL_MEMORY_STILL_OUTSIDE {
         let path = workspace().join("crates/memdir/src").join(rel);
         let code = std::fs::read_to_string(&path).unwrap_or_default();
-        if !code.lines().any(|l| l.trim_start().starts_with("impl Memory")) {
+        if !code
+            .lines()
+            .any(|l| l.trim_start().starts_with("impl Memory"))
+        {
             bad.push(format!("crates/memdir/src/{rel} no longer adds methods to Memory: take it off IMPL_MEMORY_STILL_OUTSIDE in tidy.rs"));
         }
     }
