@@ -820,3 +820,54 @@ fn issue33_the_ledger_counts_in_words() {
         review.body
     );
 }
+
+#[test]
+fn issue33_lint_findings_and_search_hits_link_to_their_line() {
+    let f = Fixture::new();
+    f.put(
+        "notes/broken.md",
+        "---\nname: broken\ndescription: a note with a broken link\n---\nfirst line\nsee [[nowhere-at-all]]\n",
+    );
+    f.put("log/2026-11-01.md", "- 09:00 the boiler was serviced\n");
+    f.put("log/2026-11-20.md", "- 09:00 the boiler broke again\n");
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let lint = p.get(&s, "/ui/lint");
+    assert_eq!(lint.status, 200, "{}", lint.body);
+    assert!(lint.body.contains("broken-link"), "{}", lint.body);
+    let at = lint
+        .body
+        .find("href=\"/ui/files/notes/broken.md?lines=1#L")
+        .unwrap_or_else(|| panic!("{}", lint.body));
+    let href = lint.body[at + 6..].split('"').next().unwrap().to_string();
+    let line = href.rsplit("#L").next().unwrap().to_string();
+    let shown = p.get(&s, &href);
+    assert_eq!(shown.status, 200);
+    let row = shown
+        .body
+        .split(&format!("id=\"L{line}\""))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no line {line}: {}", shown.body));
+    assert!(
+        row.split("</li>")
+            .next()
+            .unwrap()
+            .contains("[[nowhere-at-all]]"),
+        "{row}"
+    );
+
+    // since/until keep to their days; a hit links to its line.
+    let all = p.get(&s, "/ui/search?q=boiler");
+    assert!(all.body.contains("2026-11-01.md") && all.body.contains("2026-11-20.md"));
+    let late = p.get(&s, "/ui/search?q=boiler&since=2026-11-10");
+    assert!(late.body.contains("2026-11-20.md"), "{}", late.body);
+    assert!(!late.body.contains("2026-11-01.md"), "{}", late.body);
+    assert!(
+        late.body
+            .contains("href=\"/ui/files/log/2026-11-20.md?lines=1#L1\"")
+    );
+    let early = p.get(&s, "/ui/search?q=boiler&until=2026-11-10");
+    assert!(!early.body.contains("2026-11-20.md"), "{}", early.body);
+    let bad = p.get(&s, "/ui/search?q=boiler&since=last-week");
+    assert!(bad.body.contains("is not a day"), "{}", bad.body);
+}

@@ -46,6 +46,7 @@ pub(crate) fn routes(page: Page) -> Router {
         .route("/ui/review/gate", post(decide_gate))
         .route("/ui/search", get(search))
         .route("/ui/history", get(history))
+        .route("/ui/lint", get(lint))
         .route("/ui/blame/{*path}", get(blame))
         .route("/ui/undo", get(undo_page).post(undo))
         .with_state(page)
@@ -656,7 +657,26 @@ struct FilePage {
 }
 
 async fn files_root(state: State<Page>, headers: HeaderMap) -> Response {
-    files(state, headers, Path(String::new())).await
+    files(
+        state,
+        headers,
+        Path(String::new()),
+        Query(FileQuery::default()),
+    )
+    .await
+}
+
+/// `?lines=1`: the file as numbered lines (`#L12` anchors), the view lint findings and search
+/// hits link to.
+#[derive(Deserialize, Default)]
+struct FileQuery {
+    #[serde(default)]
+    lines: Option<String>,
+}
+
+/// The URL of `path` shown at `line`.
+fn line_href(path: &str, line: u64) -> String {
+    format!("/ui/files/{}?lines=1#L{line}", encode_path(path))
 }
 
 fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
@@ -685,7 +705,12 @@ fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
     ))
 }
 
-async fn files(State(p): State<Page>, headers: HeaderMap, Path(path): Path<String>) -> Response {
+async fn files(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Path(path): Path<String>,
+    Query(q): Query<FileQuery>,
+) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
         let path = path.trim_matches('/').to_string();
@@ -698,12 +723,12 @@ async fn files(State(p): State<Page>, headers: HeaderMap, Path(path): Path<Strin
         if path.is_empty() || !is_file {
             return folder_page(&p, &s, &path);
         }
-        file_page(&p, &s, &path)
+        file_page(&p, &s, &path, q.lines.is_some())
     })
     .await
 }
 
-fn file_page(p: &Page, s: &Session, path: &str) -> Out {
+fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
     let nav = || Some(p.nav(s));
     let bytes = s.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
     let version = memdir::content_version(&bytes);
@@ -713,13 +738,14 @@ fn file_page(p: &Page, s: &Session, path: &str) -> Out {
     let mut front_errors = Vec::new();
     let mut source = None;
     let mut backlinks = Vec::new();
-    let body = if path.starts_with(&format!("{}/", layout.log_dir)) {
+    let is_log = path.starts_with(&format!("{}/", layout.log_dir));
+    let body = if is_log || numbered {
         Body::Log(
             text.lines()
                 .enumerate()
                 .map(|(i, l)| LogLine {
                     number: i + 1,
-                    external: l.contains(memdir_core::log::EXTERNAL_MARK),
+                    external: is_log && l.contains(memdir_core::log::EXTERNAL_MARK),
                     text: l.to_string(),
                 })
                 .collect(),
@@ -1288,9 +1314,25 @@ struct SearchQuery {
     mode: String,
     #[serde(default)]
     path: String,
+    #[serde(default)]
+    since: String,
+    #[serde(default)]
+    until: String,
+}
+
+/// A day from a form field (`YYYY-MM-DD`), empty for none.
+fn day(field: &str, value: &str) -> Result<Option<jiff::civil::Date>, memdir::Error> {
+    match value.trim() {
+        "" => Ok(None),
+        v => v.parse().map(Some).map_err(|_| {
+            memdir::Error::Invalid(format!("{field} {v:?} is not a day: use YYYY-MM-DD"))
+        }),
+    }
 }
 
 struct HitView {
+    /// The day of a dated file (the recency a ranked score weighs).
+    date: String,
     path: String,
     href: String,
     line: u64,
@@ -1305,6 +1347,8 @@ struct SearchPage {
     q: String,
     mode: String,
     path: String,
+    since: String,
+    until: String,
     hits: Vec<HitView>,
     omitted: usize,
     error: Option<String>,
@@ -1332,6 +1376,8 @@ async fn search(
                 req.limit = Some(200);
                 req.max_bytes = Some(64 * 1024);
                 req.path_glob = (!q.path.trim().is_empty()).then(|| q.path.trim().to_string());
+                req.since = day("since", &q.since)?;
+                req.until = day("until", &q.until)?;
                 s.mem.search(&req)
             };
             match run() {
@@ -1342,7 +1388,8 @@ async fn search(
                         .into_iter()
                         .filter(|h| !h.is_context)
                         .map(|h| HitView {
-                            href: format!("/ui/files/{}", encode_path(&h.path)),
+                            href: line_href(&h.path, h.line),
+                            date: h.date.clone().unwrap_or_default(),
                             score: h.score.map(|s| format!("{s:.2}")).unwrap_or_default(),
                             path: h.path,
                             line: h.line,
@@ -1360,9 +1407,70 @@ async fn search(
                 q: q.q,
                 mode,
                 path: q.path,
+                since: q.since,
+                until: q.until,
                 hits,
                 omitted,
                 error,
+            },
+        ))
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- lint
+
+struct FindingView {
+    severity: &'static str,
+    code: &'static str,
+    file: String,
+    line: usize,
+    href: String,
+    message: String,
+    hint: String,
+}
+
+#[derive(Template)]
+#[template(path = "lint.html")]
+struct LintPage {
+    nav: Option<Nav>,
+    notes: String,
+    errors: String,
+    warnings: String,
+    findings: Vec<FindingView>,
+}
+
+async fn lint(State(p): State<Page>, headers: HeaderMap) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let report = s
+            .mem
+            .lint()
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let findings = report
+            .findings
+            .into_iter()
+            .map(|f| FindingView {
+                severity: match f.severity {
+                    memdir::lint::Severity::Error => "error",
+                    memdir::lint::Severity::Warning => "warning",
+                },
+                code: f.code,
+                href: line_href(&f.file, f.line as u64),
+                file: f.file,
+                line: f.line,
+                message: f.message,
+                hint: f.hint,
+            })
+            .collect();
+        Ok(html(
+            StatusCode::OK,
+            &LintPage {
+                nav: Some(p.nav(&s)),
+                notes: plural(report.notes, "note", "notes"),
+                errors: plural(report.errors, "error", "errors"),
+                warnings: plural(report.warnings, "warning", "warnings"),
+                findings,
             },
         ))
     })
