@@ -871,3 +871,70 @@ fn issue33_lint_findings_and_search_hits_link_to_their_line() {
     let bad = p.get(&s, "/ui/search?q=boiler&since=last-week");
     assert!(bad.body.contains("is not a day"), "{}", bad.body);
 }
+
+#[test]
+fn issue33_the_sidebar_shows_live_scratch_and_the_notes_folder_groups_by_type_and_tag() {
+    let f = Fixture::new();
+    let now = common::NOW
+        .parse::<jiff::Timestamp>()
+        .unwrap()
+        .as_millisecond();
+    let in_3h = now + 3 * 3_600_000 + 20 * 60_000;
+    f.put(&format!("scratch/{in_3h}-groceries.md"), "milk\n");
+    f.put(&format!("scratch/{}-gone.md", now - 60_000), "old\n");
+    f.put(
+        "notes/priya.md",
+        "---\nname: priya\ndescription: a colleague\ntype: person\ntags: [work, london]\n---\nPriya\n",
+    );
+    f.put(
+        "notes/boiler.md",
+        "---\nname: boiler\ndescription: the boiler\ntype: thing\ntags: [home]\n---\nBoiler\n",
+    );
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let page = p.get(&s, "/ui/files/notes");
+    assert_eq!(page.status, 200, "{}", page.body);
+    let side = page
+        .body
+        .split("id=\"scratch\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{}", page.body));
+    let side = side.split("</ul>").next().unwrap();
+    assert!(
+        side.contains("groceries") && side.contains("3 h 20 min left"),
+        "{side}"
+    );
+    assert!(!side.contains("gone"), "{side}");
+    let groups = page
+        .body
+        .split("id=\"groups\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{}", page.body));
+    for want in [
+        "type: person",
+        "type: thing",
+        "tag: home",
+        "tag: london",
+        "tag: work",
+    ] {
+        assert!(groups.contains(want), "{want}: {groups}");
+    }
+    let person = groups
+        .split("type: person</dt>")
+        .nth(1)
+        .unwrap()
+        .split("</dd>")
+        .next()
+        .unwrap();
+    assert!(
+        person.contains("notes/priya.md") && !person.contains("boiler"),
+        "{person}"
+    );
+    // Another folder lists no groups; a file's page has the sidebar too.
+    assert!(!p.get(&s, "/ui/files/log").body.contains("id=\"groups\""));
+    assert!(
+        p.get(&s, "/ui/files/notes/priya.md")
+            .body
+            .contains("groceries")
+    );
+}

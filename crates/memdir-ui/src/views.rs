@@ -517,7 +517,7 @@ async fn context(State(p): State<Page>, headers: HeaderMap) -> Response {
 // ---------------------------------------------------------------- files
 
 struct Layer {
-    label: &'static str,
+    label: String,
     href: String,
 }
 
@@ -525,45 +525,118 @@ fn layers(mem: &Memory) -> Vec<Layer> {
     let l = mem.layout();
     let mut out = vec![
         Layer {
-            label: "core",
+            label: "core".into(),
             href: format!("/ui/files/{}", encode_path(l.core)),
         },
         Layer {
-            label: "index",
+            label: "index".into(),
             href: format!("/ui/files/{}", encode_path(l.index_file)),
         },
         Layer {
-            label: "state",
+            label: "state".into(),
             href: format!("/ui/files/{}", encode_path(l.state)),
         },
         Layer {
-            label: "logs",
+            label: "logs".into(),
             href: format!("/ui/files/{}", encode_path(l.log_dir)),
         },
         Layer {
-            label: "scratch",
+            label: "scratch".into(),
             href: format!("/ui/files/{}", encode_path(l.scratch)),
         },
     ];
     if !l.notes_dir.is_empty() {
         out.push(Layer {
-            label: "notes",
+            label: "notes".into(),
             href: format!("/ui/files/{}", encode_path(l.notes_dir)),
         });
     }
     out.push(Layer {
-        label: "archive",
+        label: "archive".into(),
         href: "/ui/files/archive".into(),
     });
     out.push(Layer {
-        label: "proposals",
+        label: "proposals".into(),
         href: "/ui/files/proposals".into(),
     });
     out.push(Layer {
-        label: "all files",
+        label: "all files".into(),
         href: "/ui/files/".into(),
     });
     out
+}
+
+/// A scratch note still alive, and how long it has left.
+struct ScratchView {
+    name: String,
+    href: String,
+    left: String,
+}
+
+/// The scratch notes still alive at the clock's now, soonest to end first.
+fn live_scratch(mem: &Memory) -> Vec<ScratchView> {
+    let dir = mem.layout().scratch;
+    let now = mem.clock().now().timestamp().as_millisecond();
+    let mut live: Vec<(i64, ScratchView)> = mem
+        .ls(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .filter_map(|e| {
+            let full = e.path.as_str().to_string();
+            let file = full.rsplit('/').next().unwrap_or(&full).to_string();
+            let n = memdir_core::scratch::ScratchName::parse(&file)?;
+            let left_min = (n.expires_ms - now) / 60_000;
+            (n.expires_ms > now).then(|| {
+                (
+                    n.expires_ms,
+                    ScratchView {
+                        name: n.slug.clone(),
+                        href: format!("/ui/files/{}", encode_path(&full)),
+                        left: match left_min {
+                            m if m < 60 => format!("{m} min left"),
+                            m if m < 48 * 60 => format!("{} h {} min left", m / 60, m % 60),
+                            m => format!("{} days left", m / (24 * 60)),
+                        },
+                    },
+                )
+            })
+        })
+        .collect();
+    live.sort_by_key(|(t, _)| *t);
+    live.into_iter().map(|(_, v)| v).collect()
+}
+
+/// Notes grouped under one type or tag.
+struct Group {
+    label: String,
+    notes: Vec<Layer>,
+}
+
+/// The notes by type, then by tag (a note without either is under neither).
+fn note_groups(mem: &Memory) -> Vec<Group> {
+    let Ok(files) = memdir::notes::scan(mem.store().as_ref(), &mem.layout()) else {
+        return Vec::new();
+    };
+    let mut by: std::collections::BTreeMap<String, Vec<Layer>> = Default::default();
+    for f in files.iter().filter(|f| f.is_note) {
+        let link = || Layer {
+            label: f.path.as_str().to_string(),
+            href: format!("/ui/files/{}", encode_path(f.path.as_str())),
+        };
+        if let Some(k) = &f.note.meta.kind {
+            by.entry(format!("type: {k}")).or_default().push(link());
+        }
+        for t in &f.note.meta.tags {
+            by.entry(format!("tag: {t}")).or_default().push(link());
+        }
+    }
+    let (types, tags): (Vec<_>, Vec<_>) = by.into_iter().partition(|(k, _)| k.starts_with("type"));
+    types
+        .into_iter()
+        .chain(tags)
+        .map(|(label, notes)| Group { label, notes })
+        .collect()
 }
 
 struct EntryView {
@@ -602,6 +675,9 @@ fn crumbs(path: &str) -> Vec<Crumb> {
 struct FolderPage {
     nav: Option<Nav>,
     layers: Vec<Layer>,
+    scratch: Vec<ScratchView>,
+    /// On the notes folder: its notes by type and tag.
+    groups: Vec<Group>,
     crumbs: Vec<Crumb>,
     entries: Vec<EntryView>,
 }
@@ -644,6 +720,7 @@ enum Body {
 struct FilePage {
     nav: Option<Nav>,
     layers: Vec<Layer>,
+    scratch: Vec<ScratchView>,
     crumbs: Vec<Crumb>,
     path: String,
     enc: String,
@@ -699,6 +776,12 @@ fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
         &FolderPage {
             nav: nav(),
             layers: layers(&s.mem),
+            scratch: live_scratch(&s.mem),
+            groups: if !path.is_empty() && path == s.mem.layout().notes_dir {
+                note_groups(&s.mem)
+            } else {
+                Vec::new()
+            },
             crumbs: crumbs(path),
             entries,
         },
@@ -809,6 +892,7 @@ fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
         &FilePage {
             nav: nav(),
             layers: layers(&s.mem),
+            scratch: live_scratch(&s.mem),
             crumbs: crumbs(path),
             enc: encode_path(path),
             path: path.to_string(),
