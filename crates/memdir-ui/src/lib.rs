@@ -82,7 +82,7 @@ impl PageConfig {
 /// Whose page it is: one memory, or every tenant of a service.
 pub(crate) enum Realm {
     /// One memory; its sign-in codes and sessions live under its `.memdir/`.
-    One(Memory),
+    One(Box<Memory>),
     /// A service: each session names its tenant.
     Service(service::ServicePage),
 }
@@ -103,7 +103,7 @@ impl Page {
             source: memdir::Source::User,
         });
         Page {
-            realm: Arc::new(Realm::One(mem)),
+            realm: Arc::new(Realm::One(Box::new(mem))),
             config: Arc::new(config),
         }
     }
