@@ -132,6 +132,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 reason: None,
                 actor: &actor,
                 at,
+                via: None,
                 whole_tree: false,
             })?;
             let t3 = Instant::now();

@@ -12,6 +12,7 @@
 mod crash;
 mod git;
 mod locomo;
+mod page;
 mod service;
 mod speed;
 mod stores;
@@ -40,6 +41,8 @@ enum Command {
     Service(service::Args),
     /// Git commit overhead per change at 2,400 and 100,000 files: whole tree against touched paths.
     Git(git::Args),
+    /// The person's page on a year of memory: each view's time (p50, p95) and HTML size.
+    Page(page::Args),
 }
 
 /// The memdir binary a bench runs: `given`, else the one beside this program.
@@ -68,5 +71,6 @@ fn main() -> anyhow::Result<()> {
         Command::Stores(a) => stores::run(a),
         Command::Service(a) => service::run(a),
         Command::Git(a) => git::run(a),
+        Command::Page(a) => page::run(a),
     }
 }

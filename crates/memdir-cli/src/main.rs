@@ -6,6 +6,7 @@ mod cli;
 mod cmd;
 mod dirs;
 mod env;
+mod page;
 mod store;
 mod ui;
 

@@ -111,6 +111,31 @@ impl Location {
         }
     }
 
+    /// The tenant registry of a service root, and where its people's page sessions live (in
+    /// PostgreSQL, the same registry; a folder of tenants has none).
+    #[allow(clippy::type_complexity)]
+    pub fn service_registry(
+        &self,
+        create: bool,
+        pool_size: usize,
+    ) -> Result<
+        (
+            std::sync::Arc<dyn memdir::tenants::Tenants>,
+            Option<std::sync::Arc<dyn memdir_ui::service::SignIns>>,
+        ),
+        CliError,
+    > {
+        match self {
+            Location::Postgres(url) => {
+                let pg = std::sync::Arc::new(memdir_store_pg::PgTenants::open_sized(
+                    url, create, pool_size,
+                )?);
+                Ok((pg.clone(), Some(pg)))
+            }
+            _ => Ok((self.tenants(create)?, None)),
+        }
+    }
+
     /// Opens the backend; `create` makes a missing folder (or registers a new tenant).
     pub fn open(&self, create: bool) -> Result<Backend, CliError> {
         match self {

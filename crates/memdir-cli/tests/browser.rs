@@ -461,6 +461,16 @@ async fn issue33_a_person_uses_the_page_in_a_real_browser() {
     c.goto(&s.url("/ui/search?q=careful")).await.unwrap();
     assert!(text_of(&c, "ol.hits").await.contains("core.md:2"));
 
+    // A hit leads to its line; a file's blame and history; lint findings.
+    click_to(&c, Locator::Css("ol.hits a"), "ol.log").await;
+    assert!(text_of(&c, "#L2").await.contains("careful"));
+    c.goto(&s.url("/ui/files/core.md")).await.unwrap();
+    click_to(&c, Locator::Id("file-blame"), "table.blame").await;
+    assert!(text_of(&c, "table.blame").await.contains("careful"));
+    click_to(&c, Locator::Id("file-history"), "table.history").await;
+    c.goto(&s.url("/ui/lint")).await.unwrap();
+    assert!(text_of(&c, "#lint-summary").await.contains("checked"));
+
     // Hostile content: shown as text, nothing runs, nothing leaves.
     c.goto(&s.url("/ui/files/notes/hostile.md")).await.unwrap();
     let body = text_of(&c, "#body").await;
@@ -484,6 +494,9 @@ async fn issue33_a_person_uses_the_page_in_a_real_browser() {
         "/ui/search?q=pwned",
         "/ui/files/notes",
         "/ui/history",
+        "/ui/lint",
+        "/ui/files/notes/hostile.md?lines=1",
+        "/ui/blame/notes/hostile.md",
     ] {
         c.goto(&s.url(page)).await.unwrap();
         no_script_ran(&c, &s.base, page).await;

@@ -261,14 +261,46 @@ fn issue33_a_sign_in_link_works_once_and_for_ten_minutes() {
     assert!(!codes.contains(code_of(&fresh)));
 }
 
+/// A `memdir serve` that `memdir ui` started, stopped when dropped.
+struct Started(i32);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.0) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+    }
+}
+
 #[test]
-fn issue33_memdir_ui_without_a_running_serve_says_what_to_do() {
+fn issue33_memdir_ui_starts_a_serve_when_none_runs() {
     let f = Fixture::new();
     let out = f.cmd().args(["ui", "--no-open"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("start one with `memdir serve`"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let pid: i32 = err
+        .split("(process ")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no process named: {err}"));
+    let _started = Started(pid);
+    assert!(out.status.success(), "{err}");
+    let link = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(link.contains("/ui/signin?code="), "{link}");
+    let base = link.split("/ui/").next().unwrap().to_string();
+    let page = get(&link, &[]);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let signed = post_form(
+        &format!("{base}/ui/signin"),
+        &[("Origin", base.as_str())],
+        &[("code", code_of(&link))],
+    );
+    assert_eq!(signed.status, 303, "{}", signed.body);
+    // A second `memdir ui` finds the one running and starts no other.
+    let again = f.cmd().args(["ui", "--no-open"]).output().unwrap();
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).is_empty());
+    assert!(String::from_utf8_lossy(&again.stdout).starts_with(&base));
 }
 
 #[test]
@@ -462,6 +494,36 @@ fn issue33_a_signed_in_person_approves_and_denies_gate_requests() {
     );
     assert_eq!(anon.status, 401);
     assert_eq!(gate_status(&f, &yes)["decision"], "pending");
+    // Nor with a bearer token, nor from another origin: refused, and each attempt recorded.
+    let bearer = post_form(
+        &s.url("/ui/review/gate"),
+        &[("Authorization", "Bearer x"), ("Origin", s.base.as_str())],
+        &[("id", &yes), ("action", "approve")],
+    );
+    assert_eq!(bearer.status, 401);
+    let cross = post_form(
+        &s.url("/ui/review/gate"),
+        &[
+            ("Cookie", p.cookie.as_str()),
+            ("Origin", "http://evil.example"),
+        ],
+        &[
+            ("csrf", p.csrf.as_str()),
+            ("id", &yes),
+            ("action", "approve"),
+        ],
+    );
+    assert_eq!(cross.status, 403);
+    assert_eq!(gate_status(&f, &yes)["decision"], "pending");
+    let ledger = ledger_text(&f);
+    let refused: Vec<&str> = ledger
+        .lines()
+        .filter(|l| l.contains("\"refused\"") && l.contains(&yes))
+        .collect();
+    assert_eq!(refused.len(), 3, "{ledger}");
+    for why in ["no signed-in session", "bearer tokens", "cross-origin"] {
+        assert!(refused.iter().any(|l| l.contains(why)), "{why}: {ledger}");
+    }
 
     let a = p.post(
         &s,
@@ -482,6 +544,49 @@ fn issue33_a_signed_in_person_approves_and_denies_gate_requests() {
     assert_eq!(gate_status(&f, &no)["decision"], "denied");
     let ledger = f.cmd().args(["gate", "verify"]).output().unwrap();
     assert!(ledger.status.success());
+}
+
+/// Every line of the gates' ledger.
+fn ledger_text(f: &Fixture) -> String {
+    let dir = f.root().join("gates/ledger");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
+}
+
+#[test]
+fn issue33_changes_made_on_the_page_carry_via_web() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let made = p.post(
+        &s,
+        "/ui/new",
+        &[
+            ("name", "from-the-page"),
+            ("description", "a note made on the page"),
+            ("body", "made on the page\n"),
+        ],
+    );
+    assert_eq!(made.status, 303, "{}", made.body);
+    let msg = common::git(&f, &["log", "-1", "--format=%B"]);
+    assert!(msg.contains("Memdir-Source: user"), "{msg}");
+    assert!(msg.contains("Memdir-Via: web"), "{msg}");
+    // A change made elsewhere says nothing of the page.
+    let out = f
+        .cmd()
+        .args(["log", "a line from the terminal"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let msg = common::git(&f, &["log", "-1", "--format=%B"]);
+    assert!(!msg.contains("Memdir-Via"), "{msg}");
 }
 
 #[test]
@@ -622,4 +727,214 @@ fn issue33_every_page_carries_the_security_headers() {
         &[("Host", "evil.example"), ("Cookie", p.cookie.as_str())],
     );
     assert_eq!(a.status, 421);
+}
+
+#[test]
+fn issue33_history_pages_a_files_history_and_its_blame() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    for i in 0..52 {
+        let out = f
+            .cmd()
+            .args([
+                "--reason",
+                &format!("step {i}"),
+                "log",
+                &format!("entry {i}"),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    let edit = p.get(&s, "/ui/edit/core.md");
+    let at = edit.body.find("name=\"base\" value=\"").unwrap() + 19;
+    let base = edit.body[at..].split('"').next().unwrap().to_string();
+    let saved = p.post(
+        &s,
+        "/ui/edit/core.md",
+        &[
+            ("base", &base),
+            ("text", "# Core\n- a line the person wrote\n"),
+            ("reason", "fixed a wrong fact"),
+        ],
+    );
+    assert_eq!(saved.status, 303, "{}", saved.body);
+
+    // The timeline, 50 to a page, newest first, with a link to the older ones.
+    let first = p.get(&s, "/ui/history");
+    assert_eq!(first.status, 200);
+    assert!(first.body.contains("fixed a wrong fact"), "{}", first.body);
+    assert!(first.body.contains("step 51"));
+    assert!(!first.body.contains("step 1<"), "{}", first.body);
+    assert!(
+        first.body.contains("href=\"/ui/history?page=1\""),
+        "{}",
+        first.body
+    );
+    let second = p.get(&s, "/ui/history?page=1");
+    assert!(second.body.contains("step 1<"), "{}", second.body);
+    assert!(second.body.contains("step 0<"), "{}", second.body);
+    assert!(!second.body.contains("step 51"), "{}", second.body);
+    assert!(second.body.contains("id=\"newer\""));
+    assert!(!second.body.contains("id=\"older\""), "{}", second.body);
+
+    // A file's history holds only its changes; its blame names who wrote each line and why.
+    let file = p.get(&s, "/ui/history?path=core.md");
+    assert!(file.body.contains("fixed a wrong fact"), "{}", file.body);
+    assert!(!file.body.contains("step 3"), "{}", file.body);
+    let blame = p.get(&s, "/ui/blame/core.md");
+    assert_eq!(blame.status, 200, "{}", blame.body);
+    let row = |n: usize| {
+        blame
+            .body
+            .split(&format!("<tr id=\"L{n}\">"))
+            .nth(1)
+            .unwrap()
+            .split("</tr>")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    // Both lines came with the person's edit: the run's first row names it, the next is blank.
+    assert!(row(1).contains("fixed a wrong fact"), "{}", row(1));
+    assert!(row(2).contains("a line the person wrote"), "{}", row(2));
+    assert!(row(2).starts_with("<td></td>"), "{}", row(2));
+    let missing = p.get(&s, "/ui/blame/notes/none.md");
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    let file_page = p.get(&s, "/ui/files/core.md");
+    assert!(file_page.body.contains("href=\"/ui/blame/core.md\""));
+}
+
+#[test]
+fn issue33_the_ledger_counts_in_words() {
+    let f = Fixture::new();
+    f.put("gates.toml", POLICY);
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    gate_request(&f, "80");
+    let review = p.get(&s, "/ui/review");
+    assert!(
+        review.body.contains("intact: 1 entry in 1 file"),
+        "{}",
+        review.body
+    );
+}
+
+#[test]
+fn issue33_lint_findings_and_search_hits_link_to_their_line() {
+    let f = Fixture::new();
+    f.put(
+        "notes/broken.md",
+        "---\nname: broken\ndescription: a note with a broken link\n---\nfirst line\nsee [[nowhere-at-all]]\n",
+    );
+    f.put("log/2026-11-01.md", "- 09:00 the boiler was serviced\n");
+    f.put("log/2026-11-20.md", "- 09:00 the boiler broke again\n");
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let lint = p.get(&s, "/ui/lint");
+    assert_eq!(lint.status, 200, "{}", lint.body);
+    assert!(lint.body.contains("broken-link"), "{}", lint.body);
+    let at = lint
+        .body
+        .find("href=\"/ui/files/notes/broken.md?lines=1#L")
+        .unwrap_or_else(|| panic!("{}", lint.body));
+    let href = lint.body[at + 6..].split('"').next().unwrap().to_string();
+    let line = href.rsplit("#L").next().unwrap().to_string();
+    let shown = p.get(&s, &href);
+    assert_eq!(shown.status, 200);
+    let row = shown
+        .body
+        .split(&format!("id=\"L{line}\""))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no line {line}: {}", shown.body));
+    assert!(
+        row.split("</li>")
+            .next()
+            .unwrap()
+            .contains("[[nowhere-at-all]]"),
+        "{row}"
+    );
+
+    // since/until keep to their days; a hit links to its line.
+    let all = p.get(&s, "/ui/search?q=boiler");
+    assert!(all.body.contains("2026-11-01.md") && all.body.contains("2026-11-20.md"));
+    let late = p.get(&s, "/ui/search?q=boiler&since=2026-11-10");
+    assert!(late.body.contains("2026-11-20.md"), "{}", late.body);
+    assert!(!late.body.contains("2026-11-01.md"), "{}", late.body);
+    assert!(
+        late.body
+            .contains("href=\"/ui/files/log/2026-11-20.md?lines=1#L1\"")
+    );
+    let early = p.get(&s, "/ui/search?q=boiler&until=2026-11-10");
+    assert!(!early.body.contains("2026-11-20.md"), "{}", early.body);
+    let bad = p.get(&s, "/ui/search?q=boiler&since=last-week");
+    assert!(bad.body.contains("is not a day"), "{}", bad.body);
+}
+
+#[test]
+fn issue33_the_sidebar_shows_live_scratch_and_the_notes_folder_groups_by_type_and_tag() {
+    let f = Fixture::new();
+    let now = common::NOW
+        .parse::<jiff::Timestamp>()
+        .unwrap()
+        .as_millisecond();
+    let in_3h = now + 3 * 3_600_000 + 20 * 60_000;
+    f.put(&format!("scratch/{in_3h}-groceries.md"), "milk\n");
+    f.put(&format!("scratch/{}-gone.md", now - 60_000), "old\n");
+    f.put(
+        "notes/priya.md",
+        "---\nname: priya\ndescription: a colleague\ntype: person\ntags: [work, london]\n---\nPriya\n",
+    );
+    f.put(
+        "notes/boiler.md",
+        "---\nname: boiler\ndescription: the boiler\ntype: thing\ntags: [home]\n---\nBoiler\n",
+    );
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let page = p.get(&s, "/ui/files/notes");
+    assert_eq!(page.status, 200, "{}", page.body);
+    let side = page
+        .body
+        .split("id=\"scratch\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{}", page.body));
+    let side = side.split("</ul>").next().unwrap();
+    assert!(
+        side.contains("groceries") && side.contains("3 h 20 min left"),
+        "{side}"
+    );
+    assert!(!side.contains("gone"), "{side}");
+    let groups = page
+        .body
+        .split("id=\"groups\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{}", page.body));
+    for want in [
+        "type: person",
+        "type: thing",
+        "tag: home",
+        "tag: london",
+        "tag: work",
+    ] {
+        assert!(groups.contains(want), "{want}: {groups}");
+    }
+    let person = groups
+        .split("type: person</dt>")
+        .nth(1)
+        .unwrap()
+        .split("</dd>")
+        .next()
+        .unwrap();
+    assert!(
+        person.contains("notes/priya.md") && !person.contains("boiler"),
+        "{person}"
+    );
+    // Another folder lists no groups; a file's page has the sidebar too.
+    assert!(!p.get(&s, "/ui/files/log").body.contains("id=\"groups\""));
+    assert!(
+        p.get(&s, "/ui/files/notes/priya.md")
+            .body
+            .contains("groceries")
+    );
 }

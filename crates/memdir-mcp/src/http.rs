@@ -251,7 +251,7 @@ pub fn serve_with_page(
 }
 
 /// Refuses a request to the agent's endpoint that carries a person's session cookie.
-async fn refuse_page_cookie(
+pub(crate) async fn refuse_page_cookie(
     State(cookie): State<&'static str>,
     req: Request,
     next: Next,

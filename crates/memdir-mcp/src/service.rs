@@ -302,6 +302,13 @@ impl Shared {
     }
 }
 
+/// Opens a tenant's memory by name for the person's page (`None`: no such tenant), through the
+/// same table of open tenants the agents' requests use.
+pub type TenantMemories = Arc<dyn Fn(&str) -> Result<Option<Memory>, String> + Send + Sync>;
+
+/// Makes the person's page of the service, given the way to its tenants' memories.
+pub type PageMaker = Box<dyn FnOnce(TenantMemories) -> crate::http::PageRoutes + Send>;
+
 /// The tenant a request was authenticated as.
 #[derive(Clone)]
 struct Authed(Arc<Open>);
@@ -428,6 +435,8 @@ fn route_of(path: &str) -> &'static str {
         "readyz"
     } else if path == "/metrics" {
         "metrics"
+    } else if path == "/ui" || path.starts_with("/ui/") {
+        "ui"
     } else {
         "other"
     }
@@ -564,6 +573,7 @@ fn router(
     opener: Box<Opener>,
     config: &ServiceConfig,
     addr: SocketAddr,
+    page: Option<PageMaker>,
 ) -> crate::http::Served {
     let stop_streams = CancellationToken::new();
     let rmcp = crate::http::rmcp_config(addr, Vec::new(), &stop_streams);
@@ -589,7 +599,7 @@ fn router(
         metrics: Metrics::new(),
         rmcp,
     });
-    let tenant_routes = axum::Router::new()
+    let mut tenant_routes = axum::Router::new()
         .route("/mcp", axum::routing::any(mcp))
         .route("/v1/tools/{name}", axum::routing::post(tool))
         .route("/v1/files/{*path}", axum::routing::get(file))
@@ -597,12 +607,33 @@ fn router(
             shared.clone(),
             authenticate,
         ));
-    let router = axum::Router::new()
+    let page = page.map(|make| {
+        let s = shared.clone();
+        make(Arc::new(move |name: &str| {
+            let Some(tenant) = s.tenants.get(name).map_err(|e| e.to_string())? else {
+                return Ok(None);
+            };
+            let open = s.get_or_open(tenant)?;
+            Ok(Some(Memory::clone(open.tools.memory())))
+        }))
+    });
+    if let Some(p) = &page {
+        // A person's session never stands in for a tenant's token.
+        tenant_routes = tenant_routes.route_layer(axum::middleware::from_fn_with_state(
+            p.cookie,
+            crate::http::refuse_page_cookie,
+        ));
+    }
+    let mut router: axum::Router = axum::Router::new()
         .merge(tenant_routes)
         .route("/healthz", axum::routing::get(healthz))
         .route("/readyz", axum::routing::get(readyz))
         .route("/metrics", axum::routing::get(metrics))
-        .with_state(shared.clone())
+        .with_state(shared.clone());
+    if let Some(p) = page {
+        router = router.merge(p.router);
+    }
+    let router = router
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             config.limits.request_timeout,
@@ -648,12 +679,25 @@ pub fn serve(
     config: ServiceConfig,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
+    serve_with_page(tenants, opener, config, None, on_ready)
+}
+
+/// [`serve`], with the person's page of every tenant mounted beside the agents' routes when
+/// `page` is given. The page has its own sign-in; the agents' routes refuse a request that
+/// carries the page's session cookie.
+pub fn serve_with_page(
+    tenants: Arc<dyn Tenants>,
+    opener: Box<Opener>,
+    config: ServiceConfig,
+    page: Option<PageMaker>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<(), String> {
     check(&config)?;
     let (listen, limits) = (config.listen, config.limits);
     crate::http::serve_with(
         listen,
         limits,
-        move |addr| router(tenants, opener, &config, addr),
+        move |addr| router(tenants, opener, &config, addr, page),
         on_ready,
     )
 }

@@ -28,6 +28,7 @@ mod delta;
 mod history;
 mod schema;
 mod settings;
+mod signins;
 mod tenants;
 #[cfg(feature = "test-support")]
 pub mod testing;

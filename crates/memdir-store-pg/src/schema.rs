@@ -185,6 +185,8 @@ ALTER TABLE memdir.credentials
     ADD CONSTRAINT credentials_token_digest_key UNIQUE (token_digest),
     DROP COLUMN token_sha256;
 "#,
+    // 6: the person's page of a service: sign-in codes and sessions (see signins.rs).
+    crate::signins::MIGRATION,
 ];
 
 /// The schema version this build writes.

@@ -19,8 +19,8 @@ pub const SERVICE_POOL_SIZE: usize = 48;
 
 /// The tenants of one database, and their memories.
 pub struct PgTenants {
-    pool: Pool,
-    bridge: Arc<Bridge>,
+    pub(crate) pool: Pool,
+    pub(crate) bridge: Arc<Bridge>,
     connect: String,
 }
 
@@ -243,6 +243,22 @@ impl Tenants for PgTenants {
                     "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
                      WHERE token_digest = decode($1, 'hex')",
                     &[&h],
+                )
+                .await
+                .map_err(db_err)?;
+            Ok(row.as_ref().map(tenant_of))
+        })
+    }
+
+    fn get(&self, name: &str) -> Result<Option<Tenant>, StoreError> {
+        let (pool, n) = (self.pool.clone(), name.to_string());
+        self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            let row = c
+                .query_opt(
+                    "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
+                     WHERE tenant = $1",
+                    &[&n],
                 )
                 .await
                 .map_err(db_err)?;

@@ -15,6 +15,9 @@ use serde::Serialize;
 pub const REASON_TRAILER: &str = "Memdir-Reason";
 /// Trailer that carries the source (`user`, `agent`, `external`).
 pub const SOURCE_TRAILER: &str = "Memdir-Source";
+/// Trailer that names the channel a change came through, when not the agent's own tools
+/// (`web`: memdir's page).
+pub const VIA_TRAILER: &str = "Memdir-Via";
 /// The author name of commits that record edits made by hand.
 pub const HAND_EDIT: &str = "hand-edit";
 
@@ -149,6 +152,8 @@ pub struct Change<'a> {
     pub actor: &'a Actor,
     /// When.
     pub at: Timestamp,
+    /// The channel it came through (`web`), recorded as a [`VIA_TRAILER`] trailer.
+    pub via: Option<&'a str>,
     /// True when what the change wrote is not known path by path: it is finished for a
     /// process that was killed (see the engine's change journal), so a folder compares its whole
     /// tree instead of staging the paths this process touched.
@@ -158,7 +163,11 @@ pub struct Change<'a> {
 impl Change<'_> {
     /// The commit message git records: `op path`, the reason, then the trailers.
     pub fn message(&self) -> String {
-        message(self.op, self.path, self.reason, self.actor.source)
+        let mut m = message(self.op, self.path, self.reason, self.actor.source);
+        if let Some(via) = self.via {
+            m.push_str(&format!("{VIA_TRAILER}: {via}\n"));
+        }
+        m
     }
 }
 

@@ -28,6 +28,7 @@ pub mod history;
 pub mod in_memory;
 pub mod paths;
 pub mod registry;
+pub mod signins;
 pub mod store;
 pub mod vectors;
 

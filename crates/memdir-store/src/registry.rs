@@ -115,6 +115,11 @@ pub trait Tenants: Send + Sync {
     /// The tenant this token hash belongs to.
     fn by_token(&self, token_hash: &str) -> Result<Option<Tenant>, StoreError>;
 
+    /// The registered tenant of this name.
+    fn get(&self, name: &str) -> Result<Option<Tenant>, StoreError> {
+        Ok(self.list()?.into_iter().find(|t| t.name == name))
+    }
+
     /// The tenant's memory, created (empty) when `create` and missing.
     fn backend(&self, name: &str, create: bool) -> Result<Backend, StoreError>;
 

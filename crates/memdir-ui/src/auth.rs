@@ -34,7 +34,7 @@ pub const IDLE_HOURS: i64 = 12;
 /// A session ends this long after sign-in, however busy.
 pub const ABSOLUTE_DAYS: i64 = 7;
 /// A session's last-seen time is written at most this often (seconds), not on every request.
-const TOUCH_EVERY_SECS: i64 = 60;
+pub(crate) const TOUCH_EVERY_SECS: i64 = 60;
 /// Pending codes kept at most: the oldest go first.
 const MAX_CODES: usize = 16;
 /// Sessions kept at most: the least recently used go first.
@@ -48,6 +48,22 @@ pub enum AuthError {
         "this sign-in link is not valid: it was used already, has expired (after {CODE_TTL_MINUTES} minutes) or was never made; run `memdir ui` for a new one"
     )]
     BadCode,
+    /// A service's sign-in link is unknown, used, or expired.
+    #[error(
+        "this sign-in link is not valid: it was used already, has expired (after {CODE_TTL_MINUTES} minutes) or was never made; ask for a new one"
+    )]
+    BadLink,
+    /// A signed token from a product's login was refused.
+    #[error(transparent)]
+    Sso(#[from] crate::sso::SsoError),
+    /// The person's name cannot be a writer's.
+    #[error(
+        "the person {0:?} cannot sign in: a person is recorded as the writer of their changes, so use 1-64 lowercase letters, digits and dashes"
+    )]
+    BadPerson(String),
+    /// The tenant a link or token names is not served.
+    #[error("this sign-in names a memory this service does not hold: ask for a new sign-in")]
+    NoTenant,
     /// The store failed.
     #[error("{0}")]
     Store(String),
@@ -86,26 +102,36 @@ struct SessionRecord {
 }
 
 /// A signed-in person, as a handler sees them.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Session {
     /// Who signed in (recorded as the writer of their changes).
     pub person: String,
     /// The token every form of this session must carry.
     pub csrf: String,
     /// The hash the session is stored under.
-    key: String,
+    pub(crate) key: String,
+    /// The memory the person sees (a service's: their tenant's).
+    pub(crate) mem: Memory,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("person", &self.person)
+            .finish_non_exhaustive()
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn sha256_hex(s: &str) -> String {
+pub(crate) fn sha256_hex(s: &str) -> String {
     hex(&Sha256::digest(s.as_bytes()))
 }
 
 /// 32 random bytes from the operating system, as 64 hex digits.
-fn secret() -> Result<String, AuthError> {
+pub(crate) fn secret() -> Result<String, AuthError> {
     let mut b = [0u8; 32];
     getrandom::fill(&mut b)
         .map_err(|e| AuthError::Store(format!("no randomness from the operating system: {e}")))?;
@@ -225,12 +251,15 @@ pub fn sign_in(mem: &Memory, code: &str, person: &str) -> Result<String, AuthErr
 }
 
 fn alive(s: &SessionRecord, t: Timestamp) -> bool {
-    let idle_ok = s
-        .seen
+    alive_at(s.created, s.seen, t)
+}
+
+/// True when a session started at `created` and last used at `seen` is still signed in at `t`.
+pub(crate) fn alive_at(created: Timestamp, seen: Timestamp, t: Timestamp) -> bool {
+    let idle_ok = seen
         .checked_add(IDLE_HOURS.hours())
         .is_ok_and(|end| t < end);
-    let abs_ok = s
-        .created
+    let abs_ok = created
         .checked_add((ABSOLUTE_DAYS * 24).hours())
         .is_ok_and(|end| t < end);
     idle_ok && abs_ok
@@ -263,6 +292,7 @@ pub fn session(mem: &Memory, secret: &str) -> Result<Option<Session>, AuthError>
         person: found.person,
         csrf: csrf_of(secret),
         key,
+        mem: mem.clone(),
     }))
 }
 

@@ -29,6 +29,8 @@
 
 pub mod auth;
 pub mod markdown;
+pub mod service;
+pub mod sso;
 mod views;
 
 use axum::extract::Request;
@@ -77,10 +79,18 @@ impl PageConfig {
     }
 }
 
-/// The page over one memory.
+/// Whose page it is: one memory, or every tenant of a service.
+pub(crate) enum Realm {
+    /// One memory; its sign-in codes and sessions live under its `.memdir/`.
+    One(Box<Memory>),
+    /// A service: each session names its tenant.
+    Service(service::ServicePage),
+}
+
+/// The page over one memory, or over every tenant of a service.
 #[derive(Clone)]
 pub struct Page {
-    mem: Memory,
+    realm: Arc<Realm>,
     config: Arc<PageConfig>,
 }
 
@@ -93,7 +103,16 @@ impl Page {
             source: memdir::Source::User,
         });
         Page {
-            mem,
+            realm: Arc::new(Realm::One(Box::new(mem))),
+            config: Arc::new(config),
+        }
+    }
+
+    /// The page of every tenant of a service: people sign in with links from `memdir tenant
+    /// link` or with a product's signed token, and each sees only their tenant's memory.
+    pub fn service(service: service::ServicePage, config: PageConfig) -> Page {
+        Page {
+            realm: Arc::new(Realm::Service(service)),
             config: Arc::new(config),
         }
     }
@@ -102,9 +121,8 @@ impl Page {
     /// response, the Host check, the same-origin check on every request that changes
     /// something, and no bearer token accepted.
     pub fn router(&self) -> axum::Router {
-        let guard_state = self.config.clone();
         views::routes(self.clone())
-            .layer(axum::middleware::from_fn_with_state(guard_state, guard))
+            .layer(axum::middleware::from_fn_with_state(self.clone(), guard))
             .layer(axum::middleware::from_fn(security_headers))
     }
 }
@@ -182,18 +200,36 @@ fn same_origin(headers: &HeaderMap, config: &PageConfig) -> bool {
     }
 }
 
+/// A gate decision the guard refuses is still recorded in the ledger, as every refused
+/// attempt to decide a gate is.
+async fn refuse_gate_too(
+    page: &Page,
+    req: Request,
+    status: StatusCode,
+    why: &'static str,
+) -> Response {
+    if req.method() == Method::POST && req.uri().path() == "/ui/review/gate" {
+        views::record_refused_gate(page.clone(), req, why).await;
+    }
+    refuse(status, why)
+}
+
 async fn guard(
-    axum::extract::State(config): axum::extract::State<Arc<PageConfig>>,
+    axum::extract::State(page): axum::extract::State<Page>,
     req: Request,
     next: Next,
 ) -> Response {
+    let config = page.config.clone();
     // An agent's credential never opens the page, even next to a valid cookie: what a bearer
     // token may do is the agent's surface, /mcp.
     if req.headers().contains_key(header::AUTHORIZATION) {
-        return refuse(
+        return refuse_gate_too(
+            &page,
+            req,
             StatusCode::UNAUTHORIZED,
             "the page does not take bearer tokens (those are for agents, at /mcp): sign in with a link from `memdir ui`\n",
-        );
+        )
+        .await;
     }
     let known_host = host_name(req.headers()).is_some_and(|h| {
         config.hosts.iter().any(|k| k.eq_ignore_ascii_case(&h))
@@ -209,10 +245,13 @@ async fn guard(
     }
     let changes = !matches!(*req.method(), Method::GET | Method::HEAD);
     if changes && !same_origin(req.headers(), &config) {
-        return refuse(
+        return refuse_gate_too(
+            &page,
+            req,
             StatusCode::FORBIDDEN,
             "refused: this form was not sent from memdir's own page (cross-origin request)\n",
-        );
+        )
+        .await;
     }
     next.run(req).await
 }

@@ -6,9 +6,9 @@
 // only add noise.
 #![allow(clippy::result_large_err)]
 
-use crate::Page;
 use crate::auth::{self, SESSION_COOKIE, Session};
 use crate::markdown::{self, Links, encode_path};
+use crate::{Page, Realm};
 use askama::Template;
 use axum::Router;
 use axum::extract::{Form, Path, Query, State};
@@ -29,6 +29,7 @@ pub(crate) fn routes(page: Page) -> Router {
         .route("/ui/", get(context))
         .route("/ui/static/memdir.css", get(style))
         .route("/ui/signin", get(signin_page).post(signin))
+        .route("/ui/sso", get(sso_page).post(sso))
         .route("/ui/signout", post(signout))
         .route(
             "/ui/files",
@@ -45,6 +46,8 @@ pub(crate) fn routes(page: Page) -> Router {
         .route("/ui/review/gate", post(decide_gate))
         .route("/ui/search", get(search))
         .route("/ui/history", get(history))
+        .route("/ui/lint", get(lint))
+        .route("/ui/blame/{*path}", get(blame))
         .route("/ui/undo", get(undo_page).post(undo))
         .with_state(page)
 }
@@ -137,10 +140,18 @@ fn engine_error(nav: Option<Nav>, e: &memdir::Error) -> Response {
 
 fn auth_error(e: &auth::AuthError) -> Response {
     match e {
-        auth::AuthError::BadCode => message_page(
+        auth::AuthError::BadCode | auth::AuthError::BadLink | auth::AuthError::NoTenant => {
+            message_page(
+                None,
+                StatusCode::UNAUTHORIZED,
+                "sign-in link not valid",
+                &e.to_string(),
+            )
+        }
+        auth::AuthError::Sso(_) | auth::AuthError::BadPerson(_) => message_page(
             None,
             StatusCode::UNAUTHORIZED,
-            "sign-in link not valid",
+            "sign-in refused",
             &e.to_string(),
         ),
         auth::AuthError::Store(_) => message_page(
@@ -172,14 +183,30 @@ impl Page {
                 None,
                 StatusCode::UNAUTHORIZED,
                 "sign in",
-                "you are not signed in: run `memdir ui` on the machine that holds this memory and open the link it prints",
+                &format!("you are not signed in. {}", self.how_to_sign_in()),
             )
         };
         let secret = cookie(headers).ok_or_else(not_in)?;
-        match auth::session(&self.mem, &secret) {
+        let found = match &*self.realm {
+            Realm::One(mem) => auth::session(mem, &secret),
+            Realm::Service(svc) => svc.session(&secret),
+        };
+        match found {
             Ok(Some(s)) => Ok(s),
             Ok(None) => Err(not_in()),
             Err(e) => Err(auth_error(&e)),
+        }
+    }
+
+    /// What a person does to sign in here.
+    fn how_to_sign_in(&self) -> &'static str {
+        match &*self.realm {
+            Realm::One(_) => {
+                "To sign in, run `memdir ui` on the machine that holds this memory and open the link it prints."
+            }
+            Realm::Service(_) => {
+                "To sign in, open a new sign-in link from the service that holds your memory."
+            }
         }
     }
 
@@ -199,15 +226,17 @@ impl Page {
 
     /// The memory, written by the signed-in person.
     fn as_person(&self, s: &Session) -> Memory {
-        self.mem.with_actor(memdir::Actor {
-            writer: s.person.clone(),
-            source: memdir::Source::User,
-        })
+        s.mem
+            .with_actor(memdir::Actor {
+                writer: s.person.clone(),
+                source: memdir::Source::User,
+            })
+            .with_via(Some("web"))
     }
 
     fn nav(&self, s: &Session) -> Nav {
-        let pending = self.mem.proposals().map_or(0, |p| p.len())
-            + self.mem.gate_pending().map_or(0, |g| g.len());
+        let pending =
+            s.mem.proposals().map_or(0, |p| p.len()) + s.mem.gate_pending().map_or(0, |g| g.len());
         Nav {
             person: s.person.clone(),
             csrf: s.csrf.clone(),
@@ -235,6 +264,9 @@ struct CodeQuery {
 #[template(path = "signin.html")]
 struct SigninPage {
     nav: Option<Nav>,
+    /// Where the button posts, and the name of the field that carries the code or token.
+    action: &'static str,
+    field: &'static str,
     code: String,
 }
 
@@ -245,38 +277,111 @@ async fn signin_page(State(p): State<Page>, Query(q): Query<CodeQuery>) -> Respo
                 None,
                 StatusCode::UNAUTHORIZED,
                 "sign in",
-                "run `memdir ui` on the machine that holds this memory and open the link it prints",
+                p.how_to_sign_in(),
             ));
         }
-        match auth::code_is_valid(&p.mem, &q.code) {
+        let valid = match &*p.realm {
+            Realm::One(mem) => auth::code_is_valid(mem, &q.code),
+            Realm::Service(svc) => svc.code_is_valid(&q.code),
+        };
+        let bad = match &*p.realm {
+            Realm::One(_) => auth::AuthError::BadCode,
+            Realm::Service(_) => auth::AuthError::BadLink,
+        };
+        match valid {
             Ok(true) => Ok(html(
                 StatusCode::OK,
                 &SigninPage {
                     nav: None,
+                    action: "/ui/signin",
+                    field: "code",
                     code: q.code,
                 },
             )),
-            Ok(false) => Err(auth_error(&auth::AuthError::BadCode)),
+            Ok(false) => Err(auth_error(&bad)),
             Err(e) => Err(auth_error(&e)),
         }
     })
     .await
 }
 
+/// The `Set-Cookie` of a new session.
+fn session_cookie(p: &Page, secret: &str) -> Response {
+    let cookie = format!(
+        "{SESSION_COOKIE}={secret}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}{}",
+        auth::ABSOLUTE_DAYS * 24 * 3600,
+        if p.config.secure() { "; Secure" } else { "" }
+    );
+    let mut r = see_other("/ui/");
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
 async fn signin(State(p): State<Page>, Form(f): Form<CodeQuery>) -> Response {
     blocking(move || {
-        let person = p.mem.actor().writer.clone();
-        let secret = auth::sign_in(&p.mem, &f.code, &person).map_err(|e| auth_error(&e))?;
-        let cookie = format!(
-            "{SESSION_COOKIE}={secret}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}{}",
-            auth::ABSOLUTE_DAYS * 24 * 3600,
-            if p.config.secure() { "; Secure" } else { "" }
-        );
-        let mut r = see_other("/ui/");
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
+        let secret = match &*p.realm {
+            Realm::One(mem) => {
+                let person = mem.actor().writer.clone();
+                auth::sign_in(mem, &f.code, &person)
+            }
+            Realm::Service(svc) => svc.sign_in_code(&f.code),
         }
-        Ok(r)
+        .map_err(|e| auth_error(&e))?;
+        Ok(session_cookie(&p, &secret))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct TokenQuery {
+    #[serde(default)]
+    token: String,
+}
+
+/// A product's login hands its user over with `/ui/sso?token=JWT`: the token is checked and a
+/// button signs in (a link alone never signs anyone in, so no other site can sign a browser
+/// in to someone else's memory).
+async fn sso_page(State(p): State<Page>, Query(q): Query<TokenQuery>) -> Response {
+    blocking(move || {
+        let Realm::Service(svc) = &*p.realm else {
+            return Err(message_page(
+                None,
+                StatusCode::NOT_FOUND,
+                "sign in",
+                "single sign-on is for a memory service: run `memdir ui` for a sign-in link",
+            ));
+        };
+        svc.check_token(q.token.trim())
+            .map_err(|e| auth_error(&e))?;
+        Ok(html(
+            StatusCode::OK,
+            &SigninPage {
+                nav: None,
+                action: "/ui/sso",
+                field: "token",
+                code: q.token.trim().to_string(),
+            },
+        ))
+    })
+    .await
+}
+
+async fn sso(State(p): State<Page>, Form(f): Form<TokenQuery>) -> Response {
+    blocking(move || {
+        let Realm::Service(svc) = &*p.realm else {
+            return Err(message_page(
+                None,
+                StatusCode::NOT_FOUND,
+                "sign in",
+                "single sign-on is for a memory service: run `memdir ui` for a sign-in link",
+            ));
+        };
+        let secret = svc
+            .sign_in_token(f.token.trim())
+            .map_err(|e| auth_error(&e))?;
+        Ok(session_cookie(&p, &secret))
     })
     .await
 }
@@ -290,12 +395,16 @@ struct CsrfForm {
 async fn signout(State(p): State<Page>, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
     blocking(move || {
         let s = p.session_for_form(&headers, &f.csrf)?;
-        auth::sign_out(&p.mem, &s).map_err(|e| auth_error(&e))?;
+        match &*p.realm {
+            Realm::One(mem) => auth::sign_out(mem, &s),
+            Realm::Service(svc) => svc.sign_out(&s),
+        }
+        .map_err(|e| auth_error(&e))?;
         let mut r = message_page(
             None,
             StatusCode::OK,
             "signed out",
-            "you are signed out: run `memdir ui` to sign in again",
+            &format!("you are signed out. {}", p.how_to_sign_in()),
         );
         r.headers_mut().insert(
             header::SET_COOKIE,
@@ -344,7 +453,7 @@ async fn context(State(p): State<Page>, headers: HeaderMap) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
         let nav = p.nav(&s);
-        let ctx = p
+        let ctx = s
             .mem
             .context()
             .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
@@ -365,10 +474,10 @@ async fn context(State(p): State<Page>, headers: HeaderMap) -> Response {
                 content: sec.content,
             })
             .collect();
-        let config = p.mem.config();
-        let layout = p.mem.layout();
+        let config = s.mem.config();
+        let layout = s.mem.layout();
         let measure = |layer: &'static str, max_lines: usize, max_bytes: usize| {
-            let text = p
+            let text = s
                 .mem
                 .read(layer)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -408,7 +517,7 @@ async fn context(State(p): State<Page>, headers: HeaderMap) -> Response {
 // ---------------------------------------------------------------- files
 
 struct Layer {
-    label: &'static str,
+    label: String,
     href: String,
 }
 
@@ -416,45 +525,118 @@ fn layers(mem: &Memory) -> Vec<Layer> {
     let l = mem.layout();
     let mut out = vec![
         Layer {
-            label: "core",
+            label: "core".into(),
             href: format!("/ui/files/{}", encode_path(l.core)),
         },
         Layer {
-            label: "index",
+            label: "index".into(),
             href: format!("/ui/files/{}", encode_path(l.index_file)),
         },
         Layer {
-            label: "state",
+            label: "state".into(),
             href: format!("/ui/files/{}", encode_path(l.state)),
         },
         Layer {
-            label: "logs",
+            label: "logs".into(),
             href: format!("/ui/files/{}", encode_path(l.log_dir)),
         },
         Layer {
-            label: "scratch",
+            label: "scratch".into(),
             href: format!("/ui/files/{}", encode_path(l.scratch)),
         },
     ];
     if !l.notes_dir.is_empty() {
         out.push(Layer {
-            label: "notes",
+            label: "notes".into(),
             href: format!("/ui/files/{}", encode_path(l.notes_dir)),
         });
     }
     out.push(Layer {
-        label: "archive",
+        label: "archive".into(),
         href: "/ui/files/archive".into(),
     });
     out.push(Layer {
-        label: "proposals",
+        label: "proposals".into(),
         href: "/ui/files/proposals".into(),
     });
     out.push(Layer {
-        label: "all files",
+        label: "all files".into(),
         href: "/ui/files/".into(),
     });
     out
+}
+
+/// A scratch note still alive, and how long it has left.
+struct ScratchView {
+    name: String,
+    href: String,
+    left: String,
+}
+
+/// The scratch notes still alive at the clock's now, soonest to end first.
+fn live_scratch(mem: &Memory) -> Vec<ScratchView> {
+    let dir = mem.layout().scratch;
+    let now = mem.clock().now().timestamp().as_millisecond();
+    let mut live: Vec<(i64, ScratchView)> = mem
+        .ls(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .filter_map(|e| {
+            let full = e.path.as_str().to_string();
+            let file = full.rsplit('/').next().unwrap_or(&full).to_string();
+            let n = memdir_core::scratch::ScratchName::parse(&file)?;
+            let left_min = (n.expires_ms - now) / 60_000;
+            (n.expires_ms > now).then(|| {
+                (
+                    n.expires_ms,
+                    ScratchView {
+                        name: n.slug.clone(),
+                        href: format!("/ui/files/{}", encode_path(&full)),
+                        left: match left_min {
+                            m if m < 60 => format!("{m} min left"),
+                            m if m < 48 * 60 => format!("{} h {} min left", m / 60, m % 60),
+                            m => format!("{} days left", m / (24 * 60)),
+                        },
+                    },
+                )
+            })
+        })
+        .collect();
+    live.sort_by_key(|(t, _)| *t);
+    live.into_iter().map(|(_, v)| v).collect()
+}
+
+/// Notes grouped under one type or tag.
+struct Group {
+    label: String,
+    notes: Vec<Layer>,
+}
+
+/// The notes by type, then by tag (a note without either is under neither).
+fn note_groups(mem: &Memory) -> Vec<Group> {
+    let Ok(files) = memdir::notes::scan(mem.store().as_ref(), &mem.layout()) else {
+        return Vec::new();
+    };
+    let mut by: std::collections::BTreeMap<String, Vec<Layer>> = Default::default();
+    for f in files.iter().filter(|f| f.is_note) {
+        let link = || Layer {
+            label: f.path.as_str().to_string(),
+            href: format!("/ui/files/{}", encode_path(f.path.as_str())),
+        };
+        if let Some(k) = &f.note.meta.kind {
+            by.entry(format!("type: {k}")).or_default().push(link());
+        }
+        for t in &f.note.meta.tags {
+            by.entry(format!("tag: {t}")).or_default().push(link());
+        }
+    }
+    let (types, tags): (Vec<_>, Vec<_>) = by.into_iter().partition(|(k, _)| k.starts_with("type"));
+    types
+        .into_iter()
+        .chain(tags)
+        .map(|(label, notes)| Group { label, notes })
+        .collect()
 }
 
 struct EntryView {
@@ -493,6 +675,9 @@ fn crumbs(path: &str) -> Vec<Crumb> {
 struct FolderPage {
     nav: Option<Nav>,
     layers: Vec<Layer>,
+    scratch: Vec<ScratchView>,
+    /// On the notes folder: its notes by type and tag.
+    groups: Vec<Group>,
     crumbs: Vec<Crumb>,
     entries: Vec<EntryView>,
 }
@@ -535,6 +720,7 @@ enum Body {
 struct FilePage {
     nav: Option<Nav>,
     layers: Vec<Layer>,
+    scratch: Vec<ScratchView>,
     crumbs: Vec<Crumb>,
     path: String,
     enc: String,
@@ -548,12 +734,31 @@ struct FilePage {
 }
 
 async fn files_root(state: State<Page>, headers: HeaderMap) -> Response {
-    files(state, headers, Path(String::new())).await
+    files(
+        state,
+        headers,
+        Path(String::new()),
+        Query(FileQuery::default()),
+    )
+    .await
+}
+
+/// `?lines=1`: the file as numbered lines (`#L12` anchors), the view lint findings and search
+/// hits link to.
+#[derive(Deserialize, Default)]
+struct FileQuery {
+    #[serde(default)]
+    lines: Option<String>,
+}
+
+/// The URL of `path` shown at `line`.
+fn line_href(path: &str, line: u64) -> String {
+    format!("/ui/files/{}?lines=1#L{line}", encode_path(path))
 }
 
 fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
     let nav = || Some(p.nav(s));
-    let list = p.mem.ls(path).map_err(|e| engine_error(nav(), &e))?;
+    let list = s.mem.ls(path).map_err(|e| engine_error(nav(), &e))?;
     let entries = list
         .into_iter()
         .map(|e| {
@@ -570,18 +775,29 @@ fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
         StatusCode::OK,
         &FolderPage {
             nav: nav(),
-            layers: layers(&p.mem),
+            layers: layers(&s.mem),
+            scratch: live_scratch(&s.mem),
+            groups: if !path.is_empty() && path == s.mem.layout().notes_dir {
+                note_groups(&s.mem)
+            } else {
+                Vec::new()
+            },
             crumbs: crumbs(path),
             entries,
         },
     ))
 }
 
-async fn files(State(p): State<Page>, headers: HeaderMap, Path(path): Path<String>) -> Response {
+async fn files(
+    State(p): State<Page>,
+    headers: HeaderMap,
+    Path(path): Path<String>,
+    Query(q): Query<FileQuery>,
+) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
         let path = path.trim_matches('/').to_string();
-        let stat = p
+        let stat = s
             .mem
             .ls(&path)
             .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
@@ -590,28 +806,29 @@ async fn files(State(p): State<Page>, headers: HeaderMap, Path(path): Path<Strin
         if path.is_empty() || !is_file {
             return folder_page(&p, &s, &path);
         }
-        file_page(&p, &s, &path)
+        file_page(&p, &s, &path, q.lines.is_some())
     })
     .await
 }
 
-fn file_page(p: &Page, s: &Session, path: &str) -> Out {
+fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
     let nav = || Some(p.nav(s));
-    let bytes = p.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
+    let bytes = s.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
     let version = memdir::content_version(&bytes);
     let text = markdown::visible_controls(&String::from_utf8_lossy(&bytes)).into_owned();
-    let layout = p.mem.layout();
+    let layout = s.mem.layout();
     let mut frontmatter = Vec::new();
     let mut front_errors = Vec::new();
     let mut source = None;
     let mut backlinks = Vec::new();
-    let body = if path.starts_with(&format!("{}/", layout.log_dir)) {
+    let is_log = path.starts_with(&format!("{}/", layout.log_dir));
+    let body = if is_log || numbered {
         Body::Log(
             text.lines()
                 .enumerate()
                 .map(|(i, l)| LogLine {
                     number: i + 1,
-                    external: l.contains(memdir_core::log::EXTERNAL_MARK),
+                    external: is_log && l.contains(memdir_core::log::EXTERNAL_MARK),
                     text: l.to_string(),
                 })
                 .collect(),
@@ -632,7 +849,7 @@ fn file_page(p: &Page, s: &Session, path: &str) -> Out {
             .collect();
         source = note.meta.source.clone();
         let mut links = Links::new();
-        if let Ok(report) = p.mem.links(path) {
+        if let Ok(report) = s.mem.links(path) {
             for l in &report.outgoing {
                 if let Some(to) = &l.resolves_to {
                     links.insert(memdir_core::links::normalize(&l.link.target), to.clone());
@@ -658,13 +875,13 @@ fn file_page(p: &Page, s: &Session, path: &str) -> Out {
     } else {
         Body::Text(text)
     };
-    let last = p
+    let last = s
         .mem
         .history(Some(path), 1)
         .ok()
         .and_then(|h| h.into_iter().next())
         .map(|h| LastChange {
-            date: p.mem.clock().local_text(&h.date),
+            date: s.mem.clock().local_text(&h.date),
             writer: h.writer,
             summary: h.summary,
             source: h.source.unwrap_or_default(),
@@ -674,7 +891,8 @@ fn file_page(p: &Page, s: &Session, path: &str) -> Out {
         StatusCode::OK,
         &FilePage {
             nav: nav(),
-            layers: layers(&p.mem),
+            layers: layers(&s.mem),
+            scratch: live_scratch(&s.mem),
             crumbs: crumbs(path),
             enc: encode_path(path),
             path: path.to_string(),
@@ -712,7 +930,7 @@ async fn edit_page(
 ) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
-        let (text, base) = match p.mem.read(&path) {
+        let (text, base) = match s.mem.read(&path) {
             Ok(b) => (
                 String::from_utf8_lossy(&b).into_owned(),
                 memdir::content_version(&b),
@@ -776,7 +994,7 @@ async fn edit(
                 // A stale edit: show what is there now and the difference, keep every
                 // character the person typed, and let a second save go over the new version.
                 let (theirs, diff, base) = if e.kind() == ErrorKind::Conflict {
-                    match p.mem.read(&path) {
+                    match s.mem.read(&path) {
                         Ok(b) => {
                             let now = String::from_utf8_lossy(&b).into_owned();
                             let diff = similar::TextDiff::from_lines(&now, &text)
@@ -999,7 +1217,7 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
     blocking(move || {
         let s = p.session(&headers)?;
         let nav = || Some(p.nav(&s));
-        let proposals = p
+        let proposals = s
             .mem
             .proposals()
             .map_err(|e| engine_error(nav(), &e))?
@@ -1012,13 +1230,13 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
                 diff: pr.diff,
             })
             .collect();
-        let gates = p
+        let gates = s
             .mem
             .gate_pending()
             .map_err(|e| engine_error(nav(), &e))?
             .into_iter()
             .map(|g| GateView {
-                time: p.mem.clock().local(g.time),
+                time: s.mem.clock().local(g.time),
                 id: g.id,
                 kind: g.request.kind,
                 target: g.request.target,
@@ -1027,8 +1245,12 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
                 reason: g.reason,
             })
             .collect();
-        let ledger = match p.mem.gate_verify() {
-            Ok(r) => format!("intact: {} entries in {} files", r.entries, r.files),
+        let ledger = match s.mem.gate_verify() {
+            Ok(r) => format!(
+                "intact: {} in {}",
+                plural(r.entries, "entry", "entries"),
+                plural(r.files, "file", "files")
+            ),
             Err(e) => e.to_string(),
         };
         Ok(html(
@@ -1079,13 +1301,60 @@ async fn decide_proposal(
     .await
 }
 
+impl Page {
+    /// Records in the ledger a gate decision sent to the page by anything but a signed-in
+    /// person (no session, another session's form, a bearer token, another origin), as the
+    /// engine records an agent's attempt. Only a memory of its own can record it: a service's
+    /// request without a session names no tenant.
+    fn record_refused_gate(&self, f: &DecideForm, why: &str) {
+        let Realm::One(mem) = &*self.realm else {
+            return;
+        };
+        let verdict = if f.action == "deny" {
+            Verdict::Deny
+        } else {
+            Verdict::Approve
+        };
+        let who = mem
+            .with_actor(memdir::Actor {
+                writer: "page-visitor".into(),
+                source: memdir::Source::External,
+            })
+            .with_via(Some("web"))
+            .with_reason(Some(&format!("sent to memdir's page: {}", why.trim())));
+        if let Err(e) = who.gate_decide(f.id.trim(), verdict, Presence::Unattended) {
+            tracing::warn!("a gate decision without a signed-in person was refused: {e}");
+        }
+    }
+}
+
+/// Records a gate decision that the page's guard refused before any handler ran (see
+/// [`Page::record_refused_gate`]).
+pub(crate) async fn record_refused_gate(
+    page: Page,
+    req: axum::extract::Request,
+    why: &'static str,
+) {
+    use axum::extract::FromRequest as _;
+    let Ok(Form(f)) = Form::<DecideForm>::from_request(req, &()).await else {
+        return;
+    };
+    let _ = tokio::task::spawn_blocking(move || page.record_refused_gate(&f, why)).await;
+}
+
 async fn decide_gate(
     State(p): State<Page>,
     headers: HeaderMap,
     Form(f): Form<DecideForm>,
 ) -> Response {
     blocking(move || {
-        let s = p.session_for_form(&headers, &f.csrf)?;
+        let s = match p.session_for_form(&headers, &f.csrf) {
+            Ok(s) => s,
+            Err(refusal) => {
+                p.record_refused_gate(&f, "no signed-in session with this form's token");
+                return Err(refusal);
+            }
+        };
         let verdict = match f.action.as_str() {
             "approve" => Verdict::Approve,
             "deny" => Verdict::Deny,
@@ -1129,9 +1398,25 @@ struct SearchQuery {
     mode: String,
     #[serde(default)]
     path: String,
+    #[serde(default)]
+    since: String,
+    #[serde(default)]
+    until: String,
+}
+
+/// A day from a form field (`YYYY-MM-DD`), empty for none.
+fn day(field: &str, value: &str) -> Result<Option<jiff::civil::Date>, memdir::Error> {
+    match value.trim() {
+        "" => Ok(None),
+        v => v.parse().map(Some).map_err(|_| {
+            memdir::Error::Invalid(format!("{field} {v:?} is not a day: use YYYY-MM-DD"))
+        }),
+    }
 }
 
 struct HitView {
+    /// The day of a dated file (the recency a ranked score weighs).
+    date: String,
     path: String,
     href: String,
     line: u64,
@@ -1146,6 +1431,8 @@ struct SearchPage {
     q: String,
     mode: String,
     path: String,
+    since: String,
+    until: String,
     hits: Vec<HitView>,
     omitted: usize,
     error: Option<String>,
@@ -1173,7 +1460,9 @@ async fn search(
                 req.limit = Some(200);
                 req.max_bytes = Some(64 * 1024);
                 req.path_glob = (!q.path.trim().is_empty()).then(|| q.path.trim().to_string());
-                p.mem.search(&req)
+                req.since = day("since", &q.since)?;
+                req.until = day("until", &q.until)?;
+                s.mem.search(&req)
             };
             match run() {
                 Ok(out) => {
@@ -1183,7 +1472,8 @@ async fn search(
                         .into_iter()
                         .filter(|h| !h.is_context)
                         .map(|h| HitView {
-                            href: format!("/ui/files/{}", encode_path(&h.path)),
+                            href: line_href(&h.path, h.line),
+                            date: h.date.clone().unwrap_or_default(),
                             score: h.score.map(|s| format!("{s:.2}")).unwrap_or_default(),
                             path: h.path,
                             line: h.line,
@@ -1201,6 +1491,8 @@ async fn search(
                 q: q.q,
                 mode,
                 path: q.path,
+                since: q.since,
+                until: q.until,
                 hits,
                 omitted,
                 error,
@@ -1210,7 +1502,71 @@ async fn search(
     .await
 }
 
+// ---------------------------------------------------------------- lint
+
+struct FindingView {
+    severity: &'static str,
+    code: &'static str,
+    file: String,
+    line: usize,
+    href: String,
+    message: String,
+    hint: String,
+}
+
+#[derive(Template)]
+#[template(path = "lint.html")]
+struct LintPage {
+    nav: Option<Nav>,
+    notes: String,
+    errors: String,
+    warnings: String,
+    findings: Vec<FindingView>,
+}
+
+async fn lint(State(p): State<Page>, headers: HeaderMap) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let report = s
+            .mem
+            .lint()
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let findings = report
+            .findings
+            .into_iter()
+            .map(|f| FindingView {
+                severity: match f.severity {
+                    memdir::lint::Severity::Error => "error",
+                    memdir::lint::Severity::Warning => "warning",
+                },
+                code: f.code,
+                href: line_href(&f.file, f.line as u64),
+                file: f.file,
+                line: f.line,
+                message: f.message,
+                hint: f.hint,
+            })
+            .collect();
+        Ok(html(
+            StatusCode::OK,
+            &LintPage {
+                nav: Some(p.nav(&s)),
+                notes: plural(report.notes, "note", "notes"),
+                errors: plural(report.errors, "error", "errors"),
+                warnings: plural(report.warnings, "warning", "warnings"),
+                findings,
+            },
+        ))
+    })
+    .await
+}
+
 // ---------------------------------------------------------------- history
+
+/// `1 entry`, `2 entries`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
 
 struct ChangeView {
     commit: String,
@@ -1228,6 +1584,42 @@ struct HistoryPage {
     nav: Option<Nav>,
     done: Option<String>,
     changes: Vec<ChangeView>,
+    /// A file's history (its path), or the whole memory's.
+    path: Option<String>,
+    enc: String,
+    /// Links to the newer and older pages, when there are.
+    newer: Option<String>,
+    older: Option<String>,
+}
+
+/// Changes per page of the timeline.
+const HISTORY_PAGE: usize = 50;
+/// Pages a timeline goes back at most (history is read newest first, so page N reads N pages).
+const HISTORY_PAGES: usize = 200;
+
+#[derive(Deserialize)]
+struct HistoryQuery {
+    #[serde(default)]
+    done: Option<String>,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    page: usize,
+}
+
+fn history_href(path: Option<&str>, page: usize) -> String {
+    let mut q = vec![];
+    if let Some(p) = path {
+        q.push(format!("path={}", encode_path(p)));
+    }
+    if page > 0 {
+        q.push(format!("page={page}"));
+    }
+    if q.is_empty() {
+        "/ui/history".into()
+    } else {
+        format!("/ui/history?{}", q.join("&"))
+    }
 }
 
 fn change_view(mem: &Memory, h: memdir::provenance::HistoryEntry) -> ChangeView {
@@ -1245,23 +1637,100 @@ fn change_view(mem: &Memory, h: memdir::provenance::HistoryEntry) -> ChangeView 
 async fn history(
     State(p): State<Page>,
     headers: HeaderMap,
-    Query(q): Query<DoneQuery>,
+    Query(q): Query<HistoryQuery>,
 ) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
-        let changes = p
+        let nav = || Some(p.nav(&s));
+        let path = q
+            .path
+            .as_deref()
+            .map(|p| p.trim_matches('/'))
+            .filter(|p| !p.is_empty())
+            .map(str::to_string);
+        let page = q.page.min(HISTORY_PAGES);
+        let want = (page + 1) * HISTORY_PAGE + 1;
+        let all = s
             .mem
-            .history(None, 100)
-            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?
+            .history(path.as_deref(), want)
+            .map_err(|e| engine_error(nav(), &e))?;
+        let more = all.len() == want;
+        let changes = all
             .into_iter()
-            .map(|h| change_view(&p.mem, h))
+            .skip(page * HISTORY_PAGE)
+            .take(HISTORY_PAGE)
+            .map(|h| change_view(&s.mem, h))
             .collect();
         Ok(html(
             StatusCode::OK,
             &HistoryPage {
-                nav: Some(p.nav(&s)),
+                nav: nav(),
                 done: q.done,
                 changes,
+                enc: path.as_deref().map(encode_path).unwrap_or_default(),
+                newer: (page > 0).then(|| history_href(path.as_deref(), page - 1)),
+                older: (more && page < HISTORY_PAGES)
+                    .then(|| history_href(path.as_deref(), page + 1)),
+                path,
+            },
+        ))
+    })
+    .await
+}
+
+struct BlameView {
+    line: usize,
+    text: String,
+    commit: String,
+    short: String,
+    writer: String,
+    date: String,
+    reason: String,
+    /// True for the first line of a run from the same change (the others leave it blank).
+    first: bool,
+}
+
+#[derive(Template)]
+#[template(path = "blame.html")]
+struct BlamePage {
+    nav: Option<Nav>,
+    path: String,
+    enc: String,
+    lines: Vec<BlameView>,
+}
+
+async fn blame(State(p): State<Page>, headers: HeaderMap, Path(path): Path<String>) -> Response {
+    blocking(move || {
+        let s = p.session(&headers)?;
+        let lines = s
+            .mem
+            .blame(&path)
+            .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let mut prev = String::new();
+        let lines = lines
+            .into_iter()
+            .map(|l| {
+                let first = l.commit != prev;
+                prev.clone_from(&l.commit);
+                BlameView {
+                    line: l.line,
+                    text: markdown::visible_controls(&l.text).into_owned(),
+                    short: l.commit.chars().take(10).collect(),
+                    commit: l.commit,
+                    writer: l.writer,
+                    date: l.date,
+                    reason: l.reason.unwrap_or_default(),
+                    first,
+                }
+            })
+            .collect();
+        Ok(html(
+            StatusCode::OK,
+            &BlamePage {
+                nav: Some(p.nav(&s)),
+                enc: encode_path(&path),
+                path,
+                lines,
             },
         ))
     })
@@ -1291,7 +1760,7 @@ async fn undo_page(
     blocking(move || {
         let s = p.session(&headers)?;
         let nav = || Some(p.nav(&s));
-        let change = p
+        let change = s
             .mem
             .history(None, 1000)
             .map_err(|e| engine_error(nav(), &e))?
@@ -1309,7 +1778,7 @@ async fn undo_page(
             StatusCode::OK,
             &UndoPage {
                 nav: nav(),
-                change: change_view(&p.mem, change),
+                change: change_view(&s.mem, change),
             },
         ))
     })

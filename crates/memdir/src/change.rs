@@ -203,6 +203,7 @@ impl Memory {
                 reason: intent.reason.as_deref(),
                 actor: &actor,
                 at,
+                via: None,
                 whole_tree: true,
             });
             self.keep_warnings(h.as_ref());
@@ -310,6 +311,7 @@ impl Tx<'_> {
                 reason: mem.reason().or(self.reason.as_deref()),
                 actor: mem.actor(),
                 at: mem.clock().now().timestamp(),
+                via: mem.via(),
                 whole_tree: false,
             });
             mem.keep_warnings(h.as_ref());

@@ -65,6 +65,8 @@ pub struct Memory {
     pub(crate) vectors: Option<Arc<dyn crate::vectors::VectorStore>>,
     actor: Actor,
     reason: Option<String>,
+    /// The channel changes come through, recorded as a trailer (`web` for memdir's page).
+    via: Option<&'static str>,
     expect: Precondition,
     force: bool,
     agent_surface: bool,
@@ -238,6 +240,7 @@ impl Memory {
             warm: None,
             actor: Actor::default(),
             reason: None,
+            via: None,
             expect: Precondition::Any,
             force: false,
             agent_surface: false,
@@ -254,6 +257,20 @@ impl Memory {
             actor,
             ..self.clone()
         }
+    }
+
+    /// This memory, recording that its changes came through `via` (`web` for memdir's page) in
+    /// each change's trailers.
+    pub fn with_via(&self, via: Option<&'static str>) -> Memory {
+        Memory {
+            via,
+            ..self.clone()
+        }
+    }
+
+    /// The channel changes are recorded as coming through.
+    pub fn via(&self) -> Option<&'static str> {
+        self.via
     }
 
     /// This memory, recording `reason` with the next change.

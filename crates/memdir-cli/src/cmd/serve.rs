@@ -102,6 +102,8 @@ struct Operator {
     quota: memdir_mcp::quota::Quota,
     /// The service's store.
     store: StoreSettings,
+    /// The person's page of every tenant.
+    ui: crate::page::UiSettings,
 }
 
 /// `[store]`: how an instance uses the service's database.
@@ -212,11 +214,6 @@ fn limits(a: &Args) -> Limits {
 
 /// Serves every tenant of a service root.
 fn run_service(a: Args, env: &Env) -> CliResult {
-    if a.ui || a.public_url.is_some() {
-        return Err(CliError::invalid(
-            "the person's page serves one memory for now: a service's page (tenant sign-in links, SSO) is not built yet; drop --ui and --public-url",
-        ));
-    }
     if token(&a)?.is_some() {
         return Err(CliError::invalid(
             "a service authenticates each tenant by its own token: unset MEMDIR_TOKEN and drop --token-file (`memdir tenant add` makes tokens)",
@@ -228,13 +225,7 @@ fn run_service(a: Args, env: &Env) -> CliResult {
         ));
     }
     let op = operator(&a)?;
-    let tenants: Arc<dyn memdir::tenants::Tenants> = match &env.location {
-        crate::store::Location::Postgres(url) => Arc::new(
-            memdir_store_pg::PgTenants::open_sized(url, false, op.store.pool_size)
-                .map_err(CliError::from)?,
-        ),
-        other => other.tenants(false)?,
-    };
+    let (tenants, sign_ins) = env.location.service_registry(false, op.store.pool_size)?;
     tenants.ready()?;
     // One embedder for every tenant, chosen by the operator (MEMDIR_MODEL_DIR or [embed]), loaded
     // once; the API key comes from the variable the operator's config names.
@@ -254,6 +245,44 @@ fn run_service(a: Args, env: &Env) -> CliResult {
     let embedder: Option<Arc<dyn memdir::embed::Embedder>> = memdir::embed::open(&embed)
         .map_err(|e| CliError::invalid(format!("the service's [embed]: {e}")))?
         .map(Arc::from);
+    // On by default on loopback where sessions have a home (PostgreSQL); asked for with --ui.
+    let ui_on = !a.no_ui && (a.ui || (a.listen.ip().is_loopback() && sign_ins.is_some()));
+    let page_maker = if ui_on {
+        let sign_ins = sign_ins.clone().ok_or_else(|| {
+            CliError::invalid(
+                "the person's page of a service keeps its sessions in PostgreSQL: serve a folder of tenants with --no-ui",
+            )
+        })?;
+        if !a.listen.ip().is_loopback() && a.public_url.is_none() {
+            return Err(CliError::invalid(
+                "the person's page off loopback needs the URL people open it at: add --public-url https://HOST, or --no-ui",
+            ));
+        }
+        let sso = crate::page::sso(&op.ui, &base)?;
+        let config = memdir_ui::PageConfig {
+            public_url: a.public_url.clone(),
+            hosts: crate::page::hosts(a.listen),
+        };
+        let clock = env.clock.clone();
+        let maker: memdir_mcp::service::PageMaker = Box::new(move |memories| {
+            let page = memdir_ui::Page::service(
+                memdir_ui::service::ServicePage {
+                    sign_ins,
+                    memories,
+                    sso,
+                    clock,
+                },
+                config,
+            );
+            memdir_mcp::http::PageRoutes {
+                router: page.router(),
+                cookie: memdir_ui::auth::SESSION_COOKIE,
+            }
+        });
+        Some(maker)
+    } else {
+        None
+    };
     let quota = op.quota;
     let clock = env.clock.clone();
     let cache = crate::dirs::cache_home().map(|c| {
@@ -298,8 +327,21 @@ fn run_service(a: Args, env: &Env) -> CliResult {
         service: op.limits,
     };
     memdir_mcp::service::check(&config).map_err(CliError::invalid)?;
-    memdir_mcp::service::serve(tenants, opener, config, |addr| {
+    let with_page = page_maker.is_some();
+    let (public_url, now) = (a.public_url.clone(), env.clock.now().timestamp());
+    memdir_mcp::service::serve_with_page(tenants, opener, config, page_maker, |addr| {
         say!("memdir: serving every tenant's memory on http://{addr} (/mcp, /v1/tools/NAME, /v1/files/PATH; bearer token required)");
+        if let (true, Some(sign_ins)) = (with_page, &sign_ins) {
+            let base = public_url.unwrap_or_else(|| format!("http://{addr}"));
+            match sign_ins.announce(&base, now.as_millisecond()) {
+                Ok(()) => say!(
+                    "memdir: the person's page of every tenant at {base}/ui/ (sign-in links: `memdir tenant link NAME`)"
+                ),
+                Err(e) => say!(
+                    "memdir: the person's page is served at {base}/ui/, but its address could not be recorded for `memdir tenant link`: {e}"
+                ),
+            }
+        }
     })
     .map_err(|e| CliError {
         message: e,
@@ -330,22 +372,11 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     let tools = Tools::new(Arc::new(mem.clone()));
     let ui_on = !a.no_ui && (a.ui || a.listen.ip().is_loopback());
     let page = ui_on.then(|| {
-        let mut hosts = if a.listen.ip().is_loopback() {
-            memdir_ui::PageConfig::loopback().hosts
-        } else {
-            Vec::new()
-        };
-        if !a.listen.ip().is_unspecified() {
-            hosts.push(match a.listen {
-                SocketAddr::V4(v4) => v4.ip().to_string(),
-                SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
-            });
-        }
         memdir_ui::Page::new(
             mem.clone(),
             memdir_ui::PageConfig {
                 public_url: a.public_url.clone(),
-                hosts,
+                hosts: crate::page::hosts(a.listen),
             },
         )
     });

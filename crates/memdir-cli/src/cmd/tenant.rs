@@ -15,7 +15,8 @@ use memdir_mcp::tokens::{new_token, token_hash};
   memdir --store postgres://127.0.0.1/memdir tenant list
   memdir --store postgres://127.0.0.1/memdir tenant list --after alice --limit 100
   TOKEN=$(memdir --store postgres://127.0.0.1/memdir tenant rotate alice)
-  memdir --store postgres://127.0.0.1/memdir tenant remove alice --purge")]
+  memdir --store postgres://127.0.0.1/memdir tenant remove alice --purge
+  memdir --store postgres://127.0.0.1/memdir tenant link alice --person ana")]
 pub struct Args {
     /// What to do.
     #[command(subcommand)]
@@ -52,6 +53,18 @@ pub enum Action {
     Rotate {
         /// The tenant's name.
         name: String,
+    },
+    /// Print a single-use sign-in link to the tenant's page for its person (valid 10 minutes)
+    Link {
+        /// The tenant's name.
+        name: String,
+        /// Who signs in (the writer of their changes): lowercase letters, digits and dashes
+        /// [default: the tenant's principal]
+        #[arg(long, value_name = "NAME")]
+        person: Option<String>,
+        /// The URL the page is served at [default: the one `memdir serve` announced]
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
     },
     /// Remove a tenant's token; with --purge, its memory and history too
     Remove {
@@ -126,6 +139,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             }
             out(&format!("{token}\n"))
         }
+        Action::Link { name, person, url } => link(env, &name, person, url),
         Action::List { json, after, limit } => {
             let list = env
                 .location
@@ -180,4 +194,43 @@ pub fn run(a: Args, env: &Env) -> CliResult {
             Ok(())
         }
     }
+}
+
+/// `tenant link`: a single-use sign-in link for the tenant's person.
+fn link(env: &Env, name: &str, person: Option<String>, url: Option<String>) -> CliResult {
+    let (tenants, sign_ins) = env
+        .location
+        .service_registry(false, memdir_store_pg::SERVICE_POOL_SIZE)?;
+    let sign_ins = sign_ins.ok_or_else(|| {
+        CliError::invalid(
+            "the person's page of a service keeps its sign-ins in PostgreSQL: use --store postgres://HOST/DB",
+        )
+    })?;
+    let tenant = tenants.get(name)?.ok_or_else(|| CliError {
+        message: format!("no tenant {name:?}: `memdir tenant list` shows them"),
+        code: crate::ui::exit::NOT_FOUND,
+    })?;
+    let base = match url {
+        Some(u) => u.trim().trim_end_matches('/').to_string(),
+        None => sign_ins.announced()?.ok_or_else(|| {
+            CliError::invalid(
+                "no `memdir serve` has announced this service's page yet: start one, or pass --url https://HOST",
+            )
+        })?,
+    };
+    let person = person.unwrap_or(tenant.principal);
+    let code = memdir_ui::service::new_code(
+        sign_ins.as_ref(),
+        &tenant.name,
+        &person,
+        env.clock.now().timestamp(),
+    )
+    .map_err(|e| match e {
+        memdir_ui::auth::AuthError::BadPerson(_) => CliError::invalid(e.to_string()),
+        e => CliError {
+            message: e.to_string(),
+            code: crate::ui::exit::FAILURE,
+        },
+    })?;
+    out(&memdir_ui::auth::link(&base, &code))
 }
