@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 /// The transcripts a folder holds and whose they are, or `None` when it is not such a folder
 /// (a memdir store, or a folder without transcripts).
 pub fn transcripts(dir: &Path) -> Option<(Host, Vec<PathBuf>)> {
-    if !dir.is_dir() || dir.join(".memdir").exists() || dir.join("core.md").exists() {
+    if !dir.is_dir()
+        || dir.join(".memdir").exists()
+        || dir.join(memdir_core::host::CORE_FILE).exists()
+    {
         return None;
     }
     let jsonl = |p: &Path| p.extension().is_some_and(|e| e == "jsonl");
