@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod history;
+mod keys;
 mod schema;
 mod tenants;
 #[cfg(feature = "test-support")]
@@ -30,6 +31,7 @@ pub mod testing;
 mod vectors;
 
 pub use history::PgHistory;
+pub use keys::PgKeys;
 pub use tenants::PgTenants;
 pub use vectors::PgVectors;
 
@@ -941,6 +943,13 @@ impl Store for PgStore {
         // Path order as every store gives it (bytes), not the database's collation.
         out.sort_by(|a: &(MemPath, Vec<u8>), b| a.0.cmp(&b.0));
         Ok(out)
+    }
+
+    fn keys(&self) -> Option<Arc<dyn memdir_store::KeyStore>> {
+        Some(Arc::new(PgKeys {
+            db: self.db.clone(),
+            bridge: self.bridge.clone(),
+        }))
     }
 
     fn cached_bytes(&self) -> usize {
