@@ -188,7 +188,10 @@ fn verify_finds_every_tampering_of_a_tenants_rows() {
         prev = e.hash.clone();
     }
     put(&s, &forged);
-    for head in [format!("3 {prev} {}\n", "0".repeat(64)), format!("3 {prev}\n")] {
+    for head in [
+        format!("3 {prev} {}\n", "0".repeat(64)),
+        format!("3 {prev}\n"),
+    ] {
         s.write_meta("gates-head", head.as_bytes()).unwrap();
         let e = verify(&url, home);
         assert!(

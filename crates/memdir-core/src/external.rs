@@ -48,9 +48,14 @@ pub fn external_lines(text: &str) -> Vec<bool> {
             entry = line.strip_prefix("- ").is_some_and(|r| {
                 let time = r.get(..5).is_some_and(|t| {
                     let b = t.as_bytes();
-                    b[2] == b':' && b.iter().enumerate().all(|(i, c)| i == 2 || c.is_ascii_digit())
+                    b[2] == b':'
+                        && b.iter()
+                            .enumerate()
+                            .all(|(i, c)| i == 2 || c.is_ascii_digit())
                 });
-                time && r.get(6..).is_some_and(|rest| rest.starts_with(EXTERNAL_MARK))
+                time && r
+                    .get(6..)
+                    .is_some_and(|rest| rest.starts_with(EXTERNAL_MARK))
             });
         }
         out.push(entry);
@@ -96,7 +101,8 @@ mod tests {
                 "{line}"
             );
         }
-        let log = "- 09:00 [external] a\n\tb\n- 9:00 [external] not a time\n- 10:00 own [external]\n";
+        let log =
+            "- 09:00 [external] a\n\tb\n- 9:00 [external] not a time\n- 10:00 own [external]\n";
         assert_eq!(external_lines(log), [true, true, false, false]);
     }
 }

@@ -648,7 +648,11 @@ impl Tools {
                 continue;
             }
             if !run.is_empty() {
-                out.push(fence_untrusted(&std::mem::take(&mut run)).trim_end().to_string());
+                out.push(
+                    fence_untrusted(&std::mem::take(&mut run))
+                        .trim_end()
+                        .to_string(),
+                );
             }
             out.push(h.render());
         }

@@ -407,7 +407,9 @@ impl Searcher<'_> {
             let lines = marks
                 .entry(h.path.to_string())
                 .or_insert_with(|| external_marks(self.corpus, h.path));
-            let i = usize::try_from(h.line).unwrap_or(usize::MAX).wrapping_sub(1);
+            let i = usize::try_from(h.line)
+                .unwrap_or(usize::MAX)
+                .wrapping_sub(1);
             h.external = lines.get(i).copied().unwrap_or(false);
             each(h)
         };

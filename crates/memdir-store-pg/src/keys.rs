@@ -103,6 +103,9 @@ impl KeyStore for PgKeys {
     }
 
     fn shown(&self) -> String {
-        format!("the database's memdir.gate_keys (tenant {})", self.db.tenant)
+        format!(
+            "the database's memdir.gate_keys (tenant {})",
+            self.db.tenant
+        )
     }
 }

@@ -72,7 +72,10 @@ fn jittered(attempt: u32, cap: Duration) -> Duration {
     let most = u64::try_from(step.as_micros()).unwrap_or(u64::MAX);
     let r = getrandom::u64().unwrap_or_else(|_| {
         // Without the OS generator, the clock's low bits still spread waiters apart.
-        jiff::Timestamp::now().subsec_nanosecond().unsigned_abs().into()
+        jiff::Timestamp::now()
+            .subsec_nanosecond()
+            .unsigned_abs()
+            .into()
     });
     Duration::from_micros(r % most.saturating_add(1))
 }

@@ -48,8 +48,11 @@ fn contending_writers_take_the_lease_in_turn() {
                     let order = granted.fetch_add(1, Ordering::SeqCst);
                     let waited = start.elapsed();
                     // A change's work under the lock.
-                    s.append(&log, format!("- 09:00 writer {w} round {round}\n").as_bytes())
-                        .unwrap();
+                    s.append(
+                        &log,
+                        format!("- 09:00 writer {w} round {round}\n").as_bytes(),
+                    )
+                    .unwrap();
                     std::thread::sleep(Duration::from_millis(20));
                     drop(guard);
                     takes.lock().unwrap().push(Take {

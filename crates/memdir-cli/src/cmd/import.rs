@@ -61,8 +61,8 @@ pub struct FolderArgs {
     pub json: bool,
 }
 
-/// The largest export read by default, in MiB. An import holds about four times the file in
-/// memory while it parses (the text, the parsed tree, the turns), so this keeps it near 1 GiB.
+/// The largest export read by default, in MiB. An import holds three to four times the file
+/// in memory while it parses (the text, the parsed tree, the turns), so this keeps it near 1 GiB.
 pub const DEFAULT_MAX_EXPORT_MIB: u64 = 256;
 
 /// A conversation export to import.
@@ -70,7 +70,7 @@ pub const DEFAULT_MAX_EXPORT_MIB: u64 = 256;
 pub struct ChatArgs {
     /// conversations.json, or the unzipped export folder that holds it.
     pub path: PathBuf,
-    /// The largest export to read, in MiB; the import needs about four times this in memory.
+    /// The largest export to read, in MiB; the import needs three to four times this in memory.
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_EXPORT_MIB)]
     pub max_size: u64,
     /// Print what would be written; write nothing.
@@ -187,7 +187,7 @@ fn chats(
     let json = read_export(&file, a.max_size).map_err(|e| CliError {
         message: match e.kind() {
             std::io::ErrorKind::FileTooLarge => format!(
-                "{} is larger than {} MiB, the most an import reads: give --max-size with a larger number of MiB (the import needs about four times the file's size in memory)",
+                "{} is larger than {} MiB, the most an import reads: give --max-size with a larger number of MiB (the import needs three to four times the file's size in memory)",
                 shown(&file),
                 a.max_size
             ),
