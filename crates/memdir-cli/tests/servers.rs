@@ -790,7 +790,8 @@ fn http_answers_json_nested_too_deep_as_a_parse_error() {
         "[".repeat(10_000),
         "]".repeat(10_000)
     );
-    let check = |post: &dyn Fn(Option<&str>, &str) -> (u16, Option<String>, Vec<Value>)| {
+    type Posted = (u16, Option<String>, Vec<Value>);
+    let check = |post: &dyn Fn(Option<&str>, &str) -> Posted| {
         let (status, session, answer) = post(None, &initialize(1).to_string());
         assert_eq!(status, 200, "{answer:?}");
         let session = session.unwrap();
