@@ -95,8 +95,9 @@ mod tests {
         for (line, external) in index.lines().zip(&marks) {
             assert_eq!(
                 *external,
-                line.contains("untrusted")
-                    || line.contains("Untrusted")
+                line.starts_with("<untrusted")
+                    || line.starts_with("(Untrusted")
+                    || line.starts_with("</untrusted")
                     || line.contains("notes/b.md"),
                 "{line}"
             );
