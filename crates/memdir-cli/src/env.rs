@@ -71,9 +71,10 @@ impl Env {
     }
 
     /// `mem` with what it keeps outside itself: the search cache of a store that is not a
-    /// folder, and a folder's gate key (`$XDG_STATE_HOME/memdir/gates/<id>/`, else
-    /// `~/.local/state/memdir/gates/<id>/`, `<id>` from the folder's path), so a writer of the
-    /// folder alone cannot forge its gate ledger.
+    /// folder, and the gate key of a folder or an S3 memory (`$XDG_STATE_HOME/memdir/gates/<id>/`,
+    /// else `~/.local/state/memdir/gates/<id>/`, `<id>` from the folder's path or the S3 URL),
+    /// so a writer of the memory's files alone cannot forge its gate ledger. PostgreSQL keeps
+    /// it in the database, outside the tenant's rows (the store's own key store).
     pub fn with_cache(&self, mem: Memory) -> Memory {
         let mem = match &self.search_cache {
             Some(dir) => mem.with_search_cache(dir),
@@ -87,6 +88,10 @@ impl Env {
             (Location::Folder(root), Some(state)) => {
                 let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
                 let id = memdir_core::gates::sha256_hex(root.as_os_str().as_encoded_bytes());
+                mem.with_gate_keys(state.join("memdir/gates").join(&id[..16]))
+            }
+            (Location::S3(url), Some(state)) => {
+                let id = memdir_core::gates::sha256_hex(url.as_bytes());
                 mem.with_gate_keys(state.join("memdir/gates").join(&id[..16]))
             }
             _ => mem,

@@ -95,8 +95,17 @@ impl Serve {
         session: Option<&str>,
         msg: &Value,
     ) -> (u16, Option<String>, Vec<Value>) {
+        self.post_raw(token, session, &msg.to_string())
+    }
+
+    /// [`Serve::post_as`] with a body sent as it is.
+    fn post_raw(
+        &self,
+        token: Option<&str>,
+        session: Option<&str>,
+        body: &str,
+    ) -> (u16, Option<String>, Vec<Value>) {
         let mut s = self.connect();
-        let body = msg.to_string();
         let mut req = format!(
             "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: {PROTOCOL}\r\nconnection: close\r\ncontent-length: {}\r\n",
             self.addr,
@@ -109,7 +118,7 @@ impl Serve {
             req.push_str(&format!("authorization: Bearer {token}\r\n"));
         }
         req.push_str("\r\n");
-        req.push_str(&body);
+        req.push_str(body);
         s.write_all(req.as_bytes()).unwrap();
         let mut raw = Vec::new();
         s.read_to_end(&mut raw).unwrap();
@@ -767,4 +776,63 @@ fn no_answer_is_lost_at_a_tenants_session_cap() {
         },
     );
     assert!(seen.contains(&Seen::Answered));
+}
+
+/// Issue 37, item 8: `/mcp` answered a body nested 10,000 deep (and any body that is not JSON)
+/// with `415 Unsupported Media Type`, as if the content type were wrong; stdio and `/v1/tools`
+/// answer such a message as the parse error it is. Now `/mcp` answers as stdio does, on `memdir
+/// serve` and on the service, and keeps serving.
+#[test]
+fn http_answers_json_nested_too_deep_as_a_parse_error() {
+    let f = Fixture::new();
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"memory_read","arguments":{}{}}}}}"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    type Posted = (u16, Option<String>, Vec<Value>);
+    let check = |post: &dyn Fn(Option<&str>, &str) -> Posted| {
+        let (status, session, answer) = post(None, &initialize(1).to_string());
+        assert_eq!(status, 200, "{answer:?}");
+        let session = session.unwrap();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(post(Some(&session), &initialized.to_string()).0, 202);
+        let (status, _, answer) = post(Some(&session), &deep);
+        assert_eq!(status, 400, "{answer:?}");
+        assert_eq!(answer[0]["error"]["code"], -32700, "{answer:?}");
+        assert_eq!(answer[0]["id"], 7, "{answer:?}");
+        let (status, _, answer) = post(Some(&session), "this is not json at all");
+        assert_eq!(status, 400, "{answer:?}");
+        assert_eq!(answer[0]["error"]["code"], -32700, "{answer:?}");
+        assert_eq!(answer[0]["id"], Value::Null, "{answer:?}");
+        let (status, _, answer) = post(
+            Some(&session),
+            r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":"not an object"}"#,
+        );
+        assert_eq!(status, 400, "{answer:?}");
+        assert_eq!(answer[0]["error"]["code"], -32600, "{answer:?}");
+        assert_eq!(answer[0]["id"], 11, "{answer:?}");
+        // The session still serves.
+        let ping = json!({"jsonrpc": "2.0", "id": 12, "method": "ping"}).to_string();
+        let (status, _, answer) = post(Some(&session), &ping);
+        assert_eq!(status, 200, "{answer:?}");
+        assert_eq!(answer[0]["id"], 12, "{answer:?}");
+    };
+    let server = Serve::start(&f, &[], None);
+    check(&|session, body| server.post_raw(None, session, body));
+
+    let root = f.dir.path().join("service");
+    let out = Command::new(common::bin())
+        .args(["tenant", "add", "alice"])
+        .env_clear()
+        .env("MEMDIR_STORE", &root)
+        .env("MEMDIR_NOW", common::NOW)
+        .env("TZ", "UTC")
+        .env("HOME", f.dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let service = Serve::start_on(&f, ("MEMDIR_STORE", &root), &[], None);
+    check(&|session, body| service.post_raw(Some(&token), session, body));
 }

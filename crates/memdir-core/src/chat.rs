@@ -41,6 +41,10 @@ pub struct Conversation {
     pub created: Option<Timestamp>,
     /// Its turns in the order shown.
     pub turns: Vec<Turn>,
+    /// Turns left out because no time could be read for them: their own and every earlier
+    /// one (the conversation's too) missing, or out of the range of a date (ChatGPT's
+    /// `create_time` of `1e20`, Claude's `created_at` that is not RFC 3339).
+    pub undated: usize,
 }
 
 /// One turn: who spoke, when, and what.
@@ -121,6 +125,7 @@ pub fn parse_chatgpt(json: &str) -> Result<Vec<Conversation>, String> {
             });
         }
         let mut turns = Vec::new();
+        let mut undated = 0;
         let mut last = created;
         for node in chain {
             let Some(m) = node.get("message").filter(|m| m.is_object()) else {
@@ -175,7 +180,10 @@ pub fn parse_chatgpt(json: &str) -> Result<Vec<Conversation>, String> {
                 continue;
             }
             let at = m.get("create_time").and_then(seconds).or(last);
-            let Some(at) = at else { continue };
+            let Some(at) = at else {
+                undated += 1;
+                continue;
+            };
             last = Some(at);
             let external =
                 role == "tool" || kind.starts_with("tether_") || kind == "execution_output";
@@ -191,6 +199,7 @@ pub fn parse_chatgpt(json: &str) -> Result<Vec<Conversation>, String> {
             title: c.get("title").map(text_of).unwrap_or("").to_string(),
             created,
             turns,
+            undated,
         });
     }
     Ok(out)
@@ -209,12 +218,11 @@ pub fn parse_claude(json: &str) -> Result<Vec<Conversation>, String> {
         };
         let created = c.get("created_at").and_then(rfc3339);
         let mut turns = Vec::new();
+        let mut undated = 0;
         let mut last = created;
         for m in messages {
-            let Some(at) = m.get("created_at").and_then(rfc3339).or(last) else {
-                continue;
-            };
-            last = Some(at);
+            let at = m.get("created_at").and_then(rfc3339).or(last);
+            last = at;
             let speaker = match m.get("sender").map(text_of).unwrap_or("") {
                 "human" | "user" => "user",
                 "assistant" => "assistant",
@@ -256,21 +264,13 @@ pub fn parse_claude(json: &str) -> Result<Vec<Conversation>, String> {
                 }
                 _ => said = m.get("text").map(text_of).unwrap_or("").to_string(),
             }
+            // (speaker, text, external) of each turn this message gives.
+            let mut found: Vec<(&str, String, bool)> = Vec::new();
             if !said.trim().is_empty() {
-                turns.push(Turn {
-                    at,
-                    speaker: speaker.to_string(),
-                    text: said,
-                    external: false,
-                });
+                found.push((speaker, said, false));
             }
             for t in from_tools {
-                turns.push(Turn {
-                    at,
-                    speaker: "tool".into(),
-                    text: t,
-                    external: true,
-                });
+                found.push(("tool", t, true));
             }
             for a in m
                 .get("attachments")
@@ -283,13 +283,18 @@ pub fn parse_claude(json: &str) -> Result<Vec<Conversation>, String> {
                     continue;
                 }
                 let name = a.get("file_name").map(text_of).unwrap_or("file");
-                turns.push(Turn {
-                    at,
-                    speaker: "attachment".into(),
-                    text: format!("{name}: {t}"),
-                    external: true,
-                });
+                found.push(("attachment", format!("{name}: {t}"), true));
             }
+            let Some(at) = at else {
+                undated += found.len();
+                continue;
+            };
+            turns.extend(found.into_iter().map(|(speaker, text, external)| Turn {
+                at,
+                speaker: speaker.to_string(),
+                text,
+                external,
+            }));
         }
         out.push(Conversation {
             id: c
@@ -301,6 +306,7 @@ pub fn parse_claude(json: &str) -> Result<Vec<Conversation>, String> {
             title: c.get("name").map(text_of).unwrap_or("").to_string(),
             created,
             turns,
+            undated,
         });
     }
     Ok(out)
@@ -514,6 +520,29 @@ mod tests {
         );
     }
 
+    /// Issue 37, item 8: a time out of a date's range read as no time, and a turn with no
+    /// time was left out without a count, so the import said nothing.
+    #[test]
+    fn turns_without_a_readable_time_are_counted() {
+        let gpt = r#"[{"title":"far","create_time":1e20,"mapping":{
+            "a":{"message":{"author":{"role":"user"},"content":{"parts":["one"]},"create_time":1e300}},
+            "b":{"message":{"author":{"role":"assistant"},"content":{"parts":["two"]},"create_time":-1e20}}}},
+            {"title":"late","create_time":1764493200,"mapping":{
+            "c":{"message":{"author":{"role":"user"},"content":{"parts":["kept"]},"create_time":1e20}}}}]"#;
+        let chats = parse_chatgpt(gpt).unwrap();
+        assert_eq!((chats[0].turns.len(), chats[0].undated), (0, 2));
+        // A turn whose own time is unreadable takes the one before it, here the conversation's.
+        assert_eq!((chats[1].turns.len(), chats[1].undated), (1, 0));
+        let claude = r#"[{"uuid":"u","name":"n","created_at":"+99999-01-01T00:00:00Z","chat_messages":[
+            {"sender":"human","text":"hi","created_at":"never"},
+            {"sender":"assistant","text":"","created_at":"never","attachments":[{"file_name":"f","extracted_content":"x"}]},
+            {"sender":"robot","text":"not a turn"},
+            {"sender":"human","text":"dated","created_at":"2026-11-30T09:00:00Z"},
+            {"sender":"human","text":"after","created_at":"bad"}]}]"#;
+        let chats = parse_claude(claude).unwrap();
+        assert_eq!((chats[0].turns.len(), chats[0].undated), (2, 2));
+    }
+
     #[test]
     fn a_turn_lands_on_its_local_day() {
         let t = Turn {
@@ -570,6 +599,7 @@ mod tests {
             title: "red\u{1b}[31m title".into(),
             created: None,
             turns: Vec::new(),
+            undated: 0,
         };
         let day: Date = "2026-01-02".parse().unwrap();
         let note = conversation_note("n", "Claude", &c, day, day, &[]);

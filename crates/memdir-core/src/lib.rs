@@ -22,6 +22,7 @@ pub mod day;
 pub mod diff;
 pub mod duration;
 pub mod edit;
+pub mod external;
 pub mod gates;
 pub mod host;
 pub mod layout;

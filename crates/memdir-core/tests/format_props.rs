@@ -95,6 +95,7 @@ proptest! {
             title: a.clone(),
             created: None,
             turns: vec![turn],
+            undated: 0,
         };
         let note = memdir_core::chat::conversation_note("n", "ChatGPT", &c, day, day, &[]);
         prop_assert!(clean(&note), "{:?}", note);

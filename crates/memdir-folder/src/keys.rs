@@ -43,3 +43,35 @@ pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, dir.join(name))
 }
+
+/// A key folder as a [`KeyStore`](memdir_store::KeyStore): the user's state folder of one
+/// memory.
+#[derive(Debug, Clone)]
+pub struct Dir(pub std::path::PathBuf);
+
+impl Dir {
+    fn err(&self, what: &str, name: &str, e: io::Error) -> memdir_store::StoreError {
+        memdir_store::StoreError::Backend(format!(
+            "cannot {what} the gates' {name} in {}: {e}",
+            self.0.display()
+        ))
+    }
+}
+
+impl memdir_store::KeyStore for Dir {
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, memdir_store::StoreError> {
+        read(&self.0, name).map_err(|e| self.err("read", name, e))
+    }
+
+    fn create(&self, name: &str, bytes: &[u8]) -> Result<bool, memdir_store::StoreError> {
+        create_secret(&self.0, name, bytes).map_err(|e| self.err("make", name, e))
+    }
+
+    fn replace(&self, name: &str, bytes: &[u8]) -> Result<(), memdir_store::StoreError> {
+        replace(&self.0, name, bytes).map_err(|e| self.err("record", name, e))
+    }
+
+    fn shown(&self) -> String {
+        self.0.display().to_string()
+    }
+}

@@ -9,6 +9,7 @@
 //! `Access-Control-Allow-Origin`. A non-loopback address is refused without a token.
 
 use crate::server::MemdirServer;
+use crate::stdio::{Verdict, judge_body};
 use crate::tools::Tools;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -781,6 +782,8 @@ impl SessionManager for Sessions {
 pub(crate) struct Mcp {
     service: StreamableHttpService<MemdirServer, Sessions>,
     sessions: Arc<Sessions>,
+    /// rmcp's cap on a request body, which [`Mcp::judged`] reads first.
+    max_body: usize,
 }
 
 impl Mcp {
@@ -790,9 +793,56 @@ impl Mcp {
         config: StreamableHttpServerConfig,
     ) -> Mcp {
         let sessions = Arc::new(Sessions::new(limits));
+        let max_body = config.max_request_body_bytes;
         let service =
             StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
-        Mcp { service, sessions }
+        Mcp {
+            service,
+            sessions,
+            max_body,
+        }
+    }
+
+    /// Reads a JSON `POST`'s body and answers one that is not a JSON-RPC message the way stdio
+    /// does (`400` with a `-32700` parse error, or `-32600` for JSON that is no message, with
+    /// the request's `id` when it can be read), where rmcp would answer `415` as if the
+    /// content type were wrong. Anything else goes on to rmcp with its body read.
+    async fn judged(&self, req: Request) -> Result<Request, Response> {
+        let json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
+                essence.trim().eq_ignore_ascii_case("application/json")
+            });
+        if req.method() != Method::POST || !json {
+            return Ok(req);
+        }
+        let (parts, body) = req.into_parts();
+        let bytes = match http_body_util::BodyExt::collect(http_body_util::Limited::new(
+            body,
+            self.max_body,
+        ))
+        .await
+        {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                let why = format!(
+                    "Payload Too Large: request body exceeds {} bytes",
+                    self.max_body
+                );
+                return Err((StatusCode::PAYLOAD_TOO_LARGE, why).into_response());
+            }
+            Err(e) => {
+                let why = format!("cannot read the request body: {e}");
+                return Err((StatusCode::BAD_REQUEST, why).into_response());
+            }
+        };
+        if let Verdict::Reply(reply) = judge_body(&bytes) {
+            return Err((StatusCode::BAD_REQUEST, axum::Json(reply)).into_response());
+        }
+        Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
     }
 
     pub(crate) async fn handle(self, req: Request) -> Response {
@@ -809,6 +859,10 @@ impl Mcp {
                 }
             },
             _ => None,
+        };
+        let req = match self.judged(req).await {
+            Ok(req) => req,
+            Err(answer) => return answer,
         };
         let (response, refused) = REFUSED
             .scope(std::cell::Cell::new(false), async move {

@@ -183,6 +183,10 @@ impl<S: Store> Store for QuotaStore<S> {
         self.inner.cached_bytes()
     }
 
+    fn keys(&self) -> Option<std::sync::Arc<dyn memdir::keys::KeyStore>> {
+        self.inner.keys()
+    }
+
     fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
         self.inner.walk(dir)
     }

@@ -212,6 +212,17 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineTransp
 /// Decides what one line (without its newline) is: a message, a bad one to answer, or
 /// nothing. Pure, so the fuzz tests call it directly.
 pub fn judge(line: &[u8]) -> Verdict {
+    judge_framed(line, "line")
+}
+
+/// [`judge`] for the body of one HTTP request: the same verdicts, so `/mcp` answers what stdio
+/// answers (rmcp would answer any body that does not parse with `415`).
+pub(crate) fn judge_body(body: &[u8]) -> Verdict {
+    judge_framed(body, "request")
+}
+
+/// [`judge`], with what carries one message (`line`, `request`) named in the hints.
+fn judge_framed(line: &[u8], per: &str) -> Verdict {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
@@ -227,7 +238,7 @@ pub fn judge(line: &[u8]) -> Verdict {
             return Verdict::Reply(error_reply(
                 top_level_id(line),
                 PARSE_ERROR,
-                &format!("parse error: {e}: send one JSON-RPC message per line"),
+                &format!("parse error: {e}: send one JSON-RPC message per {per}"),
             ));
         }
     };
@@ -247,7 +258,7 @@ pub fn judge(line: &[u8]) -> Verdict {
         .cloned()
         .unwrap_or(Value::Null);
     let why = if value.is_array() {
-        "batches are not supported: send one message per line".to_string()
+        format!("batches are not supported: send one message per {per}")
     } else {
         format!("{e}: send a JSON-RPC 2.0 object with jsonrpc, id, method and params")
     };

@@ -9,6 +9,7 @@ use crate::offload;
 use crate::{ToolText, anthropic};
 use memdir::search::{DEFAULT_AGENT_MAX_BYTES, Mode, SearchRequest};
 use memdir::{EntryKind, Memory};
+use memdir_core::context::fence_untrusted;
 use memdir_core::edit::EditOp;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -637,7 +638,27 @@ impl Tools {
                 }
             )));
         }
-        let mut out: Vec<String> = found.hits.iter().map(|h| h.render()).collect();
+        // Lines from external sources go inside untrusted blocks, as the context shows them.
+        let mut out: Vec<String> = Vec::new();
+        let mut run = String::new();
+        for h in &found.hits {
+            if h.external {
+                run.push_str(&h.render());
+                run.push('\n');
+                continue;
+            }
+            if !run.is_empty() {
+                out.push(
+                    fence_untrusted(&std::mem::take(&mut run))
+                        .trim_end()
+                        .to_string(),
+                );
+            }
+            out.push(h.render());
+        }
+        if !run.is_empty() {
+            out.push(fence_untrusted(&run).trim_end().to_string());
+        }
         if req.files {
             let total = found.hits.len() + found.omitted;
             out.push(format!(

@@ -424,6 +424,7 @@ pub(crate) fn search(
                 score: None,
                 date: date.as_deref(),
                 is_context,
+                external: false,
             };
             if !budget.take(&hit) {
                 spent.store(true, Ordering::Relaxed);

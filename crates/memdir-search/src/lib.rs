@@ -212,6 +212,10 @@ pub struct SearchHit {
     pub date: Option<String>,
     /// True for a context line around a match rather than a match.
     pub is_context: bool,
+    /// True for a line from an external source, as the context fences it (a note labelled
+    /// `source: external`, an `[external]` log entry, a line inside an untrusted block): show it
+    /// as data, never as instructions.
+    pub external: bool,
 }
 
 impl SearchHit {
@@ -229,6 +233,7 @@ impl SearchHit {
             score: self.score,
             date: self.date.as_deref(),
             is_context: self.is_context,
+            external: self.external,
         }
     }
 }
@@ -249,6 +254,8 @@ pub struct HitRef<'a> {
     pub date: Option<&'a str>,
     /// True for a context line around a match.
     pub is_context: bool,
+    /// True for a line from an external source ([`SearchHit::external`]).
+    pub external: bool,
 }
 
 impl HitRef<'_> {
@@ -267,6 +274,7 @@ impl HitRef<'_> {
             score: self.score,
             date: self.date.map(str::to_string),
             is_context: self.is_context,
+            external: self.external,
         }
     }
 }
@@ -356,6 +364,24 @@ pub struct Searcher<'a> {
     pub vectors: Option<&'a std::sync::Arc<dyn memdir_store::vectors::VectorStore>>,
 }
 
+/// Which lines of the file at `path` came from an external source
+/// ([`memdir_core::external::external_lines`]); none when it cannot be read.
+fn external_marks(corpus: Corpus<'_>, path: &str) -> Vec<bool> {
+    let Ok(p) = memdir_core::path::MemPath::parse_file(path) else {
+        return Vec::new();
+    };
+    let bytes = match corpus {
+        Corpus::Folder(root) => walk::open_file(&root.join(p.as_str())).and_then(|mut f| {
+            let mut b = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut b).map(|_| b)
+        }),
+        Corpus::Store { store, .. } => store.read(&p).map_err(std::io::Error::other),
+    };
+    bytes
+        .map(|b| memdir_core::external::external_lines(&String::from_utf8_lossy(&b)))
+        .unwrap_or_default()
+}
+
 impl Searcher<'_> {
     /// Searches the files.
     ///
@@ -380,6 +406,19 @@ impl Searcher<'_> {
         progress: Progress<'_>,
         each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
     ) -> Result<usize, Error> {
+        // Each hit is marked external by its file's marks, read once per file.
+        let mut marks: std::collections::HashMap<String, Vec<bool>> = Default::default();
+        let mut marked = |mut h: HitRef<'_>| {
+            let lines = marks
+                .entry(h.path.to_string())
+                .or_insert_with(|| external_marks(self.corpus, h.path));
+            let i = usize::try_from(h.line)
+                .unwrap_or(usize::MAX)
+                .wrapping_sub(1);
+            h.external = lines.get(i).copied().unwrap_or(false);
+            each(h)
+        };
+        let each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error> = &mut marked;
         if req.pattern.is_empty() {
             return Err(Error::Invalid(
                 "the search pattern is empty: give the words or text to look for".to_string(),

@@ -856,6 +856,7 @@ fn finish_lines<'f>(
             score: Some(score),
             date: f.date_string(),
             is_context: false,
+            external: false,
         };
         if outcome.omitted > 0 || !budget.take(&hit.as_ref()) {
             outcome.omitted += 1;

@@ -26,6 +26,7 @@
 
 mod delta;
 mod history;
+mod keys;
 mod schema;
 mod settings;
 mod signins;
@@ -35,6 +36,7 @@ pub mod testing;
 mod vectors;
 
 pub use history::PgHistory;
+pub use keys::PgKeys;
 pub use tenants::{PgTenants, SERVICE_POOL_SIZE};
 pub use vectors::PgVectors;
 
@@ -946,6 +948,13 @@ impl Store for PgStore {
         // Path order as every store gives it (bytes), not the database's collation.
         out.sort_by(|a: &(MemPath, Vec<u8>), b| a.0.cmp(&b.0));
         Ok(out)
+    }
+
+    fn keys(&self) -> Option<Arc<dyn memdir_store::KeyStore>> {
+        Some(Arc::new(PgKeys {
+            db: self.db.clone(),
+            bridge: self.bridge.clone(),
+        }))
     }
 
     fn cached_bytes(&self) -> usize {

@@ -16,6 +16,21 @@
 //! clock (no renewal: the holder crashed), which needs no clock agreement at all. So a crashed
 //! writer blocks the memory for one lease (30 s by default) at most. A holder stalled for longer
 //! than its lease loses the lock; its renewal then fails and says so in the log.
+//!
+//! **Waiting, fairly.** A waiter looks again after a sleep drawn uniformly between zero and an
+//! exponential step (10 ms doubling up to [`POLL_CAP`], 100 ms; [`NEXT_CAP`], 20 ms, for the
+//! claimant below): full jitter, so waiters do not look in lockstep. Polling alone is not fair, though: whoever looks first after a release
+//! wins, so a writer that just arrived (looking often) beat writers that had waited long
+//! (looking seldom), and under steady contention one of them waited a minute. So the oldest
+//! waiter *claims* the next turn in a second object, `locks/<name>.next` (`owner`, `since_ms`:
+//! when it began to wait, by its clock), and refreshes the claim while it waits; a waiter that
+//! began earlier replaces a younger claim. A free lease is taken only by its claimant, or by a
+//! waiter no younger than the claimant, or when the claim is free or stale (its ETag unchanged
+//! for [`CLAIM_STALE`], 2 s, by the reader's own clock: its claimant crashed or gave up). The
+//! claimant frees the claim once it holds the lease. Turns thus go about in arrival order, and
+//! a waiter's wait is bounded by the holds of the writers that arrived before it plus about
+//! one claimant's poll (20 ms) per hand-over; a crashed claimant costs 2 s, a crashed holder
+//! one lease.
 
 use crate::{Put, Tenant, random_id};
 use bytes::Bytes;
@@ -30,6 +45,40 @@ use std::time::{Duration, Instant};
 
 /// The clock difference between machines a lease's expiry allows for.
 const SKEW_MS: i64 = 2_000;
+
+/// A waiter's first backoff step; each later one doubles, up to [`POLL_CAP`].
+const POLL_BASE: Duration = Duration::from_millis(10);
+
+/// The longest step of a waiter's backoff: it sleeps at most this between two looks, so an
+/// older waiter replaces a younger one's claim within one hold or two.
+const POLL_CAP: Duration = Duration::from_millis(100);
+
+/// The longest step of the claimant's backoff: it is next, so it looks often and the lease is
+/// not left free for long between two holders.
+const NEXT_CAP: Duration = Duration::from_millis(20);
+
+/// A claim on the next turn whose ETag has not changed for this long, by the reader's own
+/// clock, is a crashed or departed waiter's. Its claimant refreshes it at least every
+/// [`CLAIM_REFRESH`], whatever its backoff.
+const CLAIM_STALE: Duration = Duration::from_secs(2);
+
+/// How often a claimant rewrites its claim while it waits.
+const CLAIM_REFRESH: Duration = Duration::from_millis(500);
+
+/// Full jitter: a sleep drawn uniformly from zero to the `attempt`th backoff step, capped at
+/// `cap`.
+fn jittered(attempt: u32, cap: Duration) -> Duration {
+    let step = POLL_BASE.saturating_mul(1 << attempt.min(8)).min(cap);
+    let most = u64::try_from(step.as_micros()).unwrap_or(u64::MAX);
+    let r = getrandom::u64().unwrap_or_else(|_| {
+        // Without the OS generator, the clock's low bits still spread waiters apart.
+        jiff::Timestamp::now()
+            .subsec_nanosecond()
+            .unsigned_abs()
+            .into()
+    });
+    Duration::from_micros(r % most.saturating_add(1))
+}
 
 /// The record a lease object holds.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -51,6 +100,149 @@ enum State {
 
 fn now_ms() -> i64 {
     jiff::Timestamp::now().as_millisecond()
+}
+
+/// A claim on a lock's next turn (`locks/<name>.next`): the waiter that has waited longest.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Claim {
+    owner: String,
+    /// `held` while its owner waits, `free` once it has the lease.
+    state: State,
+    /// When its owner began to wait: Unix milliseconds, by its clock.
+    since_ms: i64,
+    /// Bumped at each refresh, so the object's ETag changes.
+    n: u64,
+}
+
+/// One waiter's view of a lock's claim object.
+struct Claims<'a> {
+    t: &'a Tenant,
+    key: Key,
+    owner: &'a str,
+    since_ms: i64,
+    /// The claim's ETag seen last and since when, by this waiter's clock.
+    seen: Option<(String, Instant)>,
+    /// The ETag of our own claim as last written, and when.
+    mine: Option<(String, Instant)>,
+}
+
+/// What a waiter found in the claim object.
+enum Found {
+    /// No claim that holds anyone back: none, a free one, or a stale one (with its ETag).
+    Open(Option<String>),
+    /// Our own claim, with its record and ETag.
+    Mine(Claim, Option<String>),
+    /// A live claim of another waiter, with its record and ETag.
+    Theirs(Claim, Option<String>),
+}
+
+impl<'a> Claims<'a> {
+    fn new(t: &'a Tenant, lease: &Key, owner: &'a str) -> Result<Claims<'a>, StoreError> {
+        let key = Key::parse(format!("{}.next", lease.as_ref()))
+            .map_err(|e| StoreError::Backend(format!("s3: bad lock key {lease}: {e}")))?;
+        Ok(Claims {
+            t,
+            key,
+            owner,
+            since_ms: now_ms(),
+            seen: None,
+            mine: None,
+        })
+    }
+
+    /// True when a claim made at `since_ms` by `owner` came before ours.
+    fn before_us(&self, c: &Claim) -> bool {
+        (c.since_ms, c.owner.as_str()) < (self.since_ms, self.owner)
+    }
+
+    async fn look(&mut self) -> Result<Found, StoreError> {
+        let Some((body, etag)) = self.t.get(&self.key).await? else {
+            return Ok(Found::Open(None));
+        };
+        let etag_s = etag.clone().unwrap_or_default();
+        let unchanged_for = match &self.seen {
+            Some((e, since)) if *e == etag_s => since.elapsed(),
+            _ => {
+                self.seen = Some((etag_s, Instant::now()));
+                Duration::ZERO
+            }
+        };
+        Ok(match serde_json::from_slice::<Claim>(&body) {
+            Ok(c) if c.owner == self.owner => Found::Mine(c, etag),
+            Ok(c) if c.state == State::Held && unchanged_for < CLAIM_STALE => {
+                Found::Theirs(c, etag)
+            }
+            // Free, stale, or not a record memdir can read.
+            _ => Found::Open(etag),
+        })
+    }
+
+    /// May this waiter take a free lease? Not while a waiter that came first claims the turn.
+    async fn may_take(&mut self) -> Result<bool, StoreError> {
+        Ok(match self.look().await? {
+            Found::Theirs(c, _) => !self.before_us(&c),
+            Found::Open(_) | Found::Mine(..) => true,
+        })
+    }
+
+    /// While the lease is held: claim the next turn if nobody who came first has, or refresh
+    /// our claim. A lost race is no error: the next look sees who won. Returns how long to
+    /// sleep before the next look: the claimant looks more often.
+    async fn claim(&mut self, attempt: u32) -> Result<Duration, StoreError> {
+        let (n, mode) = match self.look().await? {
+            Found::Theirs(c, _) if self.before_us(&c) => return Ok(jittered(attempt, POLL_CAP)),
+            Found::Mine(c, etag) => {
+                if self
+                    .mine
+                    .as_ref()
+                    .is_some_and(|(_, at)| at.elapsed() < CLAIM_REFRESH)
+                {
+                    return Ok(jittered(attempt, NEXT_CAP));
+                }
+                (c.n + 1, update(etag))
+            }
+            Found::Theirs(c, etag) => (c.n + 1, update(etag)),
+            Found::Open(None) => (0, PutMode::Create),
+            Found::Open(etag) => (0, update(etag)),
+        };
+        let body = serde_json::to_vec(&Claim {
+            owner: self.owner.to_string(),
+            state: State::Held,
+            since_ms: self.since_ms,
+            n,
+        })
+        .map_err(|e| StoreError::Backend(format!("s3: cannot write a claim: {e}")))?;
+        if let Put::Done(Some(etag)) = self.t.put(&self.key, body.into(), mode, None).await? {
+            self.mine = Some((etag, Instant::now()));
+            return Ok(jittered(attempt, NEXT_CAP));
+        }
+        Ok(jittered(attempt, POLL_CAP))
+    }
+
+    /// Once the lease is ours: free our claim, unless another waiter has replaced it since.
+    async fn done(self) {
+        let Some((etag, _)) = self.mine else { return };
+        let free = Claim {
+            owner: self.owner.to_string(),
+            state: State::Free,
+            since_ms: 0,
+            n: 0,
+        };
+        if let Ok(body) = serde_json::to_vec(&free) {
+            // If this fails the claim goes stale and holds nobody back after CLAIM_STALE.
+            let _ = self
+                .t
+                .put(&self.key, body.into(), update(Some(etag)), None)
+                .await;
+        }
+    }
+}
+
+fn update(etag: Option<String>) -> PutMode {
+    PutMode::Update(UpdateVersion {
+        e_tag: etag,
+        version: None,
+    })
 }
 
 /// The lease object of a lock. File locks are named by a hash, so any path makes a key.
@@ -120,7 +312,8 @@ pub(crate) fn take(
     }))
 }
 
-/// Waits until the lease is ours; returns the ETag of our record.
+/// Waits until the lease is ours, in turn (see the module's docs); returns the ETag of our
+/// record.
 async fn acquire(t: &Tenant, key: &Key, owner: &str) -> Result<String, StoreError> {
     let mine = |n: u64| {
         encode(&Record {
@@ -130,7 +323,8 @@ async fn acquire(t: &Tenant, key: &Key, owner: &str) -> Result<String, StoreErro
             expires_ms: now_ms() + ms(t.lease),
         })
     };
-    let mut wait = Duration::from_millis(10);
+    let mut claims = Claims::new(t, key, owner)?;
+    let mut attempt = 0u32;
     // The ETag seen last and since when: unchanged for a whole lease means nobody renews it.
     let mut seen: Option<(String, Instant)> = None;
     loop {
@@ -156,21 +350,23 @@ async fn acquire(t: &Tenant, key: &Key, owner: &str) -> Result<String, StoreErro
                     }
                 };
                 if !takeable {
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 3 / 2).min(Duration::from_millis(250));
+                    let pause = claims.claim(attempt).await?;
+                    tokio::time::sleep(pause).await;
+                    attempt = attempt.saturating_add(1);
                     continue;
                 }
                 let n = record.map_or(0, |r| r.n + 1);
-                (
-                    PutMode::Update(UpdateVersion {
-                        e_tag: etag,
-                        version: None,
-                    }),
-                    n,
-                )
+                (update(etag), n)
             }
         };
+        if !claims.may_take().await? {
+            // Free, but a waiter that came first has the next turn.
+            tokio::time::sleep(jittered(attempt, POLL_CAP)).await;
+            attempt = attempt.saturating_add(1);
+            continue;
+        }
         if let Put::Done(etag) = t.put(key, mine(n)?, mode, None).await? {
+            claims.done().await;
             return etag.ok_or_else(|| {
                 StoreError::Backend(
                     "s3: the server returned no ETag for a lease: memdir needs ETags for locks"

@@ -26,6 +26,7 @@ pub mod backend;
 pub mod bridge;
 pub mod history;
 pub mod in_memory;
+pub mod keys;
 pub mod paths;
 pub mod registry;
 pub mod signins;
@@ -35,6 +36,7 @@ pub mod vectors;
 pub use backend::{Backend, CopyReport, copy};
 pub use history::{Actor, History, Source};
 pub use in_memory::{InMemoryHistory, InMemoryStore};
+pub use keys::KeyStore;
 pub use store::{
     Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version,
 };

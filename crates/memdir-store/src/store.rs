@@ -282,6 +282,13 @@ pub trait Store: Locks {
         0
     }
 
+    /// Where this backend keeps the memory's secrets outside its files (see
+    /// [`KeyStore`](crate::keys::KeyStore)), when it keeps them itself: PostgreSQL's table.
+    /// `None` by default; a folder's front end gives one in the user's state folder.
+    fn keys(&self) -> Option<std::sync::Arc<dyn crate::keys::KeyStore>> {
+        None
+    }
+
     /// Removes temp files that writes killed part-way left in `dir` (under it too, with
     /// `deep`): only the backend's own temp names, of writers that are gone. Returns how many.
     fn clean_temp_files(&self, dir: &MemPath, deep: bool) -> Result<usize, StoreError> {
@@ -376,6 +383,10 @@ impl Store for std::sync::Arc<dyn Store> {
 
     fn cached_bytes(&self) -> usize {
         (**self).cached_bytes()
+    }
+
+    fn keys(&self) -> Option<std::sync::Arc<dyn crate::keys::KeyStore>> {
+        (**self).keys()
     }
 
     fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {

@@ -26,9 +26,9 @@ use serde::Serialize;
 
 /// The ledger's last `seq` and hash, kept beside it so a cut end is found.
 const HEAD_META: &str = "gates-head";
-/// The key's file in the key folder ([`Memory::with_gate_keys`]).
+/// The key's name in the key store ([`Memory::with_gate_keys`], or the backend's).
 const KEY_FILE: &str = "key";
-/// The remembered head's file in the key folder.
+/// The remembered head's name in the key store.
 const HEAD_FILE: &str = "head";
 /// The key's length.
 const KEY_BYTES: usize = 32;
@@ -266,47 +266,48 @@ impl Memory {
         mem
     }
 
-    /// The key and the remembered head, when there is a key folder and they exist.
+    /// Where the gates' key and remembered head live: the key folder a front end gave
+    /// ([`Memory::with_gate_keys`]), else the backend's own place outside the memory's files
+    /// (PostgreSQL's table), else nowhere (an unsealed head).
+    fn key_store(&self) -> Option<std::sync::Arc<dyn crate::keys::KeyStore>> {
+        match &self.gate_keys {
+            Some(dir) => Some(std::sync::Arc::new(memdir_folder::keys::Dir(
+                dir.to_path_buf(),
+            ))),
+            None => self.store().keys(),
+        }
+    }
+
+    /// The key and the remembered head, when there is a key store and they exist.
     fn gate_keys(&self) -> Result<Keys, Error> {
-        let Some(dir) = &self.gate_keys else {
+        let Some(keys) = self.key_store() else {
             return Ok(Keys::default());
         };
-        let read = |name: &str| {
-            memdir_folder::keys::read(dir, name).map_err(|e| {
-                StoreError::Backend(format!(
-                    "cannot read the gates' {name} in {}: {e}",
-                    dir.display()
-                ))
-            })
-        };
-        let key = read(KEY_FILE)?;
+        let key = keys.read(KEY_FILE)?;
         if key.as_ref().is_some_and(|k| k.len() != KEY_BYTES) {
             return Err(StoreError::Backend(format!(
-                "the gates' key {} is not {KEY_BYTES} bytes: restore it from a backup",
-                dir.join(KEY_FILE).display()
+                "the gates' key in {} is not {KEY_BYTES} bytes: restore it from a backup",
+                keys.shown()
             ))
             .into());
         }
-        let head = read(HEAD_FILE)?.and_then(|b| Head::parse(&String::from_utf8_lossy(&b)));
+        let head = keys
+            .read(HEAD_FILE)?
+            .and_then(|b| Head::parse(&String::from_utf8_lossy(&b)));
         Ok(Keys { key, head })
     }
 
-    /// The key, made (readable by the user alone) when there is a key folder and none yet.
+    /// The key, made (readable by the user alone, in a folder) when there is a key store and
+    /// none yet.
     fn gate_key_or_new(&self) -> Result<Option<Vec<u8>>, Error> {
-        let Some(dir) = &self.gate_keys else {
+        let Some(keys) = self.key_store() else {
             return Ok(None);
         };
         if let Some(k) = self.gate_keys()?.key {
             return Ok(Some(k));
         }
         let key: [u8; KEY_BYTES] = random()?;
-        let made = memdir_folder::keys::create_secret(dir, KEY_FILE, &key).map_err(|e| {
-            StoreError::Backend(format!(
-                "cannot make the gates' key in {}: {e}",
-                dir.display()
-            ))
-        })?;
-        if made {
+        if keys.create(KEY_FILE, &key)? {
             Ok(Some(key.to_vec()))
         } else {
             // Another process made it first: use theirs.
@@ -314,18 +315,12 @@ impl Memory {
         }
     }
 
-    /// Records `head` in the key folder too, when there is one.
+    /// Records `head` in the key store too, when there is one.
     fn remember_head(&self, head: &Head) -> Result<(), Error> {
-        let Some(dir) = &self.gate_keys else {
-            return Ok(());
-        };
-        memdir_folder::keys::replace(dir, HEAD_FILE, head.render().as_bytes()).map_err(|e| {
-            StoreError::Backend(format!(
-                "cannot record the gates' head in {}: {e}",
-                dir.display()
-            ))
-            .into()
-        })
+        match self.key_store() {
+            Some(keys) => Ok(keys.replace(HEAD_FILE, head.render().as_bytes())?),
+            None => Ok(()),
+        }
     }
 
     fn entry(&self, event: Event, id: &str) -> LedgerEntry {

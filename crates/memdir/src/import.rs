@@ -38,6 +38,14 @@ impl ChatFormat {
         }
     }
 
+    /// The field that holds a message's time in the export.
+    fn time_field(self) -> &'static str {
+        match self {
+            ChatFormat::ChatGpt => "create_time",
+            ChatFormat::Claude => "created_at",
+        }
+    }
+
     /// The name people call the export by.
     pub fn shown(self) -> &'static str {
         match self {
@@ -111,6 +119,11 @@ pub struct ImportReport {
     pub conversations: usize,
     /// Turns read (conversation exports).
     pub turns: usize,
+    /// Turns left out because no time could be read for them (missing, or out of a date's
+    /// range), and the conversations that lost every turn that way (conversation exports).
+    pub turns_undated: usize,
+    /// See [`ImportReport::turns_undated`].
+    pub conversations_undated: usize,
     /// Log entries added.
     pub entries_added: usize,
     /// Log entries left out because they were there already.
@@ -220,6 +233,10 @@ impl Memory {
         for c in &chats {
             p.report.conversations += 1;
             p.report.turns += c.turns.len();
+            p.report.turns_undated += c.undated;
+            if c.undated > 0 && c.turns.is_empty() {
+                p.report.conversations_undated += 1;
+            }
             let mut days = Vec::new();
             for t in &c.turns {
                 let (day, entry) = chat::turn_entry(t, &tz);
@@ -235,6 +252,15 @@ impl Memory {
                 let plan = self.plan_note(&path, text, true)?;
                 p.plans.insert(path, (None, plan));
             }
+        }
+        if p.report.turns_undated > 0 {
+            let r = &p.report;
+            self.warn(format!(
+                "{} turn(s) left out, {} conversation(s) whole: no time could be read for them (`{}` missing or out of range); set their time in the export to import them",
+                r.turns_undated,
+                r.conversations_undated,
+                format.time_field()
+            ));
         }
         for (path, mut entries) in lines {
             entries.sort_by_key(|(at, n, _)| (*at, *n));

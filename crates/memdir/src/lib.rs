@@ -43,7 +43,7 @@ pub use memdir_folder::FolderStore;
 /// Search: grep, ranked, semantic and hybrid, and the keyword and vector indexes.
 pub use memdir_search as search;
 pub use memdir_store::{Backend, CopyReport, InMemoryHistory, InMemoryStore, copy};
-pub use memdir_store::{backend, store, vectors};
+pub use memdir_store::{backend, keys, store, vectors};
 pub use memory::{CORE_FILE, Context, LogReceipt, Memory, SweepReport, content_version};
 pub use provenance::{Actor, Source};
 pub use store::{Entry, EntryKind, LockName, Locks, Precondition, Store, StoreError, Version};

@@ -65,11 +65,18 @@ pub struct FolderArgs {
     pub json: bool,
 }
 
+/// The largest export read by default, in MiB. An import holds three to four times the file
+/// in memory while it parses (the text, the parsed tree, the turns), so this keeps it near 1 GiB.
+pub const DEFAULT_MAX_EXPORT_MIB: u64 = 256;
+
 /// A conversation export to import.
 #[derive(Debug, clap::Args)]
 pub struct ChatArgs {
     /// conversations.json, or the unzipped export folder that holds it.
     pub path: PathBuf,
+    /// The largest export to read, in MiB; the import needs three to four times this in memory.
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_EXPORT_MIB)]
+    pub max_size: u64,
     /// Print what would be written; write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -185,8 +192,13 @@ fn chats(
     } else {
         a.path.clone()
     };
-    let json = std::fs::read_to_string(&file).map_err(|e| CliError {
+    let json = read_export(&file, a.max_size).map_err(|e| CliError {
         message: match e.kind() {
+            std::io::ErrorKind::FileTooLarge => format!(
+                "{} is larger than {} MiB, the most an import reads: give --max-size with a larger number of MiB (the import needs three to four times the file's size in memory)",
+                shown(&file),
+                a.max_size
+            ),
             std::io::ErrorKind::NotFound => format!(
                 "{} does not exist: give the export's conversations.json, or the unzipped export folder",
                 shown(&file)
@@ -210,6 +222,25 @@ fn chats(
         a.dry_run,
     )?;
     Ok((report, a.dry_run, a.json))
+}
+
+/// Reads the export as text, refusing one over `max_mib` MiB before it reads more than that
+/// (a file that grows while it is read included).
+fn read_export(file: &Path, max_mib: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let max = max_mib.saturating_mul(1 << 20);
+    let f = std::fs::File::open(file)?;
+    let too_large = || std::io::Error::from(std::io::ErrorKind::FileTooLarge);
+    let len = f.metadata()?.len();
+    if len > max {
+        return Err(too_large());
+    }
+    let mut text = String::with_capacity(usize::try_from(len).unwrap_or(0));
+    f.take(max.saturating_add(1)).read_to_string(&mut text)?;
+    if text.len() as u64 > max {
+        return Err(too_large());
+    }
+    Ok(text)
 }
 
 /// The report for people: one line per file written (or that would be), then a summary.

@@ -113,6 +113,19 @@ struct JsonHit<'a> {
     date: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     context: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    external: bool,
+}
+
+/// Writes the external lines gathered in `run` inside one untrusted block, as the context
+/// fences them (defused, so a line cannot close the block), and empties it.
+fn write_fenced(o: &mut impl Write, run: &mut Vec<u8>) -> io::Result<()> {
+    if run.is_empty() {
+        return Ok(());
+    }
+    let fenced = memdir_core::context::fence_untrusted(&String::from_utf8_lossy(run));
+    run.clear();
+    o.write_all(fenced.as_bytes())
 }
 
 /// Writes one result line: `path:line:text` (context lines `path-line-text`, groups split by
@@ -135,6 +148,7 @@ fn write_hit(
                 score: h.score.map(|s| (s * 1000.0).round() / 1000.0),
                 date: h.date,
                 context: h.is_context,
+                external: h.external,
             },
         )?;
         return o.write_all(b"\n");
@@ -229,12 +243,19 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     let mut io_err: Option<io::Error> = None;
     let mut prev: Option<(String, u64)> = None;
     let mut shown = 0usize;
+    // Consecutive lines from external sources, printed together inside one untrusted block.
+    let mut run: Vec<u8> = Vec::new();
     let found = mem.search_each_with_progress(&req, &progress, &mut |h: HitRef<'_>| {
         let gap = req.context > 0
             && prev
                 .as_ref()
                 .is_some_and(|(p, l)| p != h.path || l + 1 != h.line);
-        if let Err(e) = write_hit(&mut o, &h, a.json, gap, tty) {
+        let written = if h.external && !a.json {
+            write_hit(&mut run, &h, false, gap, tty)
+        } else {
+            write_fenced(&mut o, &mut run).and_then(|()| write_hit(&mut o, &h, a.json, gap, tty))
+        };
+        if let Err(e) = written {
             io_err = Some(e);
             return Err(memdir::Error::Conflict("output closed".to_string()));
         }
@@ -248,6 +269,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         return Err(e.into());
     }
     let omitted = found?;
+    write_fenced(&mut o, &mut run)?;
     let outcome = SearchOutcome {
         hits: Vec::new(),
         omitted,
