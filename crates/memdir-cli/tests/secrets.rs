@@ -270,3 +270,22 @@ fn every_mcp_write_tool_redacts_every_secret() {
     assert!(text.contains("aws-access-token") && text.contains("line 1"), "{text}");
     assert!(!text.contains(&aws.secret), "{text}");
 }
+
+#[test]
+fn lint_secrets_names_file_line_and_kind_never_the_value() {
+    let f = Fixture::new();
+    let aws = &corpus::secrets()[0];
+    f.put("notes/old.md", &format!("# Old\n\nfrom before: {}\n", aws.line));
+    // Without the flag lint does not read every file for credentials.
+    let plain = common::stdout(&f.cmd().arg("lint").assert());
+    assert!(!plain.contains("secret"), "{plain}");
+    let a = f.cmd().args(["lint", "--secrets"]).assert().code(2);
+    let out = common::stdout(&a);
+    assert!(
+        out.contains("notes/old.md:3: error[secret]: a credential (aws-access-token)"),
+        "{out}"
+    );
+    assert!(!out.contains(&aws.secret), "{out}");
+    let a = f.cmd().args(["lint", "--secrets", "--json"]).assert().code(2);
+    assert!(!common::stdout(&a).contains(&aws.secret));
+}

@@ -124,3 +124,20 @@ pub fn stored_secrets(path: &str, text: &str) -> Vec<StoredSecret> {
         })
         .collect()
 }
+
+/// The secrets already stored in the memory's files (`memdir lint --secrets`), by file then
+/// line: what was written before the guard, by hand, or under `policy = "off"`. Binary files
+/// are skipped.
+pub fn secrets_on_disk(mem: &Memory) -> Result<Vec<StoredSecret>, Error> {
+    let mut out = Vec::new();
+    for e in mem.store().walk(&memdir_core::path::MemPath::root())? {
+        if e.kind != crate::store::EntryKind::File {
+            continue;
+        }
+        let Ok(text) = String::from_utf8(mem.store().read(&e.path)?) else {
+            continue;
+        };
+        out.extend(stored_secrets(e.path.as_str(), &text));
+    }
+    Ok(out)
+}
