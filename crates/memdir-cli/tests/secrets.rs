@@ -88,13 +88,22 @@ fn every_cli_write_path_redacts_every_secret_and_keeps_near_misses() {
     assert_redacted(&f, "log", &f.get("log/2026-11-30.md"));
     assert_kept("log", &f.get("log/2026-11-30.md").replace("\n  ", "\n"));
 
-    f.cmd().args(["write", "notes/w.md", &secrets]).assert().success();
-    f.cmd().args(["write", "notes/near.md", &near]).assert().success();
+    f.cmd()
+        .args(["write", "notes/w.md", &secrets])
+        .assert()
+        .success();
+    f.cmd()
+        .args(["write", "notes/near.md", &near])
+        .assert()
+        .success();
     assert_redacted(&f, "write", &f.get("notes/w.md"));
     assert_kept("write", &f.get("notes/near.md"));
     assert!(!f.get("notes/near.md").contains("[redacted:"));
 
-    f.cmd().args(["write", "notes/e.md", "start\n"]).assert().success();
+    f.cmd()
+        .args(["write", "notes/e.md", "start\n"])
+        .assert()
+        .success();
     f.cmd()
         .args(["edit", "notes/e.md", "--append", &secrets])
         .assert()
@@ -112,7 +121,9 @@ fn every_cli_write_path_redacts_every_secret_and_keeps_near_misses() {
     assert_redacted(&f, "state add", &f.get("state.md"));
 
     f.cmd()
-        .args(["note", "new", "creds", "-t", "fact", "-d", "the keys", &secrets])
+        .args([
+            "note", "new", "creds", "-t", "fact", "-d", "the keys", &secrets,
+        ])
         .assert()
         .success();
     assert_redacted(&f, "note new", &f.get("notes/creds.md"));
@@ -125,13 +136,22 @@ fn every_cli_write_path_redacts_every_secret_and_keeps_near_misses() {
 
     // A reason is recorded like content; the change says it redacted, never what.
     f.cmd()
-        .args(["write", "notes/r.md", "x\n", "--reason", &corpus::secrets()[0].line])
+        .args([
+            "write",
+            "notes/r.md",
+            "x\n",
+            "--reason",
+            &corpus::secrets()[0].line,
+        ])
         .assert()
         .success();
     assert_redacted(&f, "all", &everything(&f));
     let log = common::git(&f, &["log", "--format=%B", "-1", "--", "notes/creds.md"]);
     assert!(log.contains("redacted 11 secrets ("), "{log}");
-    assert!(log.contains("aws-access-token") && log.contains("private-key"), "{log}");
+    assert!(
+        log.contains("aws-access-token") && log.contains("private-key"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -144,9 +164,15 @@ fn refuse_writes_nothing_and_names_the_kind_and_the_line() {
     let a = f.cmd().args(["log", &text]).assert().code(2);
     let err = common::stderr(&a);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("line 2") && err.contains("aws-access-token"), "{err}");
+    assert!(
+        err.contains("line 2") && err.contains("aws-access-token"),
+        "{err}"
+    );
     assert!(!err.contains(&aws.secret), "{err}");
-    f.cmd().args(["write", "notes/x.md", &text]).assert().code(2);
+    f.cmd()
+        .args(["write", "notes/x.md", &text])
+        .assert()
+        .code(2);
     f.cmd().args(["state", "add", &text]).assert().code(2);
     assert!(!f.exists("log/2026-11-30.md") && !f.exists("notes/x.md"));
     assert!(!everything(&f).contains(&aws.secret));
@@ -160,7 +186,10 @@ fn off_stores_what_it_is_given() {
     let f = Fixture::new();
     config(&f, "off");
     let aws = &corpus::secrets()[0];
-    f.cmd().args(["write", "notes/x.md", &aws.line]).assert().success();
+    f.cmd()
+        .args(["write", "notes/x.md", &aws.line])
+        .assert()
+        .success();
     assert_eq!(f.get("notes/x.md"), aws.line);
 }
 
@@ -245,12 +274,24 @@ fn every_mcp_write_tool_redacts_every_secret() {
     let mut rpc = Rpc::start(&f);
     let calls = [
         ("memory_log", json!({"text": secrets})),
-        ("memory_write", json!({"path": "notes/w.md", "content": secrets})),
-        ("memory_write", json!({"path": "notes/e.md", "content": "start\n"})),
-        ("memory_edit", json!({"path": "notes/e.md", "old": "start", "new": secrets})),
+        (
+            "memory_write",
+            json!({"path": "notes/w.md", "content": secrets}),
+        ),
+        (
+            "memory_write",
+            json!({"path": "notes/e.md", "content": "start\n"}),
+        ),
+        (
+            "memory_edit",
+            json!({"path": "notes/e.md", "old": "start", "new": secrets}),
+        ),
         ("memory_scratch", json!({"name": "s", "body": secrets})),
         ("memory_offload", json!({"content": secrets})),
-        ("memory", json!({"command": "create", "path": "/memories/m.md", "file_text": secrets})),
+        (
+            "memory",
+            json!({"command": "create", "path": "/memories/m.md", "file_text": secrets}),
+        ),
     ];
     for (tool, args) in calls {
         let (text, error) = rpc.call(tool, args);
@@ -267,7 +308,10 @@ fn every_mcp_write_tool_redacts_every_secret() {
     let aws = &corpus::secrets()[0];
     let (text, error) = rpc.call("memory_log", json!({"text": aws.line}));
     assert!(error, "{text}");
-    assert!(text.contains("aws-access-token") && text.contains("line 1"), "{text}");
+    assert!(
+        text.contains("aws-access-token") && text.contains("line 1"),
+        "{text}"
+    );
     assert!(!text.contains(&aws.secret), "{text}");
 }
 
@@ -275,7 +319,10 @@ fn every_mcp_write_tool_redacts_every_secret() {
 fn lint_secrets_names_file_line_and_kind_never_the_value() {
     let f = Fixture::new();
     let aws = &corpus::secrets()[0];
-    f.put("notes/old.md", &format!("# Old\n\nfrom before: {}\n", aws.line));
+    f.put(
+        "notes/old.md",
+        &format!("# Old\n\nfrom before: {}\n", aws.line),
+    );
     // Without the flag lint does not read every file for credentials.
     let plain = common::stdout(&f.cmd().arg("lint").assert());
     assert!(!plain.contains("secret"), "{plain}");
@@ -286,6 +333,10 @@ fn lint_secrets_names_file_line_and_kind_never_the_value() {
         "{out}"
     );
     assert!(!out.contains(&aws.secret), "{out}");
-    let a = f.cmd().args(["lint", "--secrets", "--json"]).assert().code(2);
+    let a = f
+        .cmd()
+        .args(["lint", "--secrets", "--json"])
+        .assert()
+        .code(2);
     assert!(!common::stdout(&a).contains(&aws.secret));
 }

@@ -336,7 +336,12 @@ fn isolation(store: &str, home: &Path, tenant_store: &dyn Fn(&str) -> String) {
 
     // A credential in a write is redacted and counted.
     let key = format!("{}{}", "AKIA", "ABCDEFGHJKLMNPQ7");
-    let (text, error) = tool(&s, &alice, "memory_log", json!({"text": format!("key {key}")}));
+    let (text, error) = tool(
+        &s,
+        &alice,
+        "memory_log",
+        json!({"text": format!("key {key}")}),
+    );
     assert!(!error && !text.contains(&key), "{text}");
 
     // Metrics count, and name no tenant, token or path.

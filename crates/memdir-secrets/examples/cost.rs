@@ -31,7 +31,11 @@ fn main() {
         "load" => {
             let t = Instant::now();
             std::hint::black_box(memdir_secrets::rules());
-            println!("{:<48} {:>10.1} µs", "reading the rules", t.elapsed().as_secs_f64() * 1e6);
+            println!(
+                "{:<48} {:>10.1} µs",
+                "reading the rules",
+                t.elapsed().as_secs_f64() * 1e6
+            );
         }
         "cold-plain" => time("first scan, a log entry with no keyword", entry, 1),
         "cold-keyed" => time("first scan, a log entry naming token/api", keyed, 1),

@@ -463,8 +463,12 @@ impl RuleSet {
 
     /// The global allowlists that compile (one that does not lets nothing go).
     fn global(&self) -> &[Allowlist] {
-        self.global
-            .get_or_init(|| self.global_specs.iter().filter_map(|a| a.compile().ok()).collect())
+        self.global.get_or_init(|| {
+            self.global_specs
+                .iter()
+                .filter_map(|a| a.compile().ok())
+                .collect()
+        })
     }
 
     /// The rules whose patterns Rust's `regex` cannot compile, with why; they are skipped (a
@@ -499,7 +503,12 @@ impl RuleSet {
         }
         if let Some(ac) = &self.keywords {
             for m in ac.find_overlapping_iter(text) {
-                for &i in self.keyword_rules.get(m.pattern().as_usize()).into_iter().flatten() {
+                for &i in self
+                    .keyword_rules
+                    .get(m.pattern().as_usize())
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(o) = on.get_mut(i) {
                         *o = true;
                     }

@@ -19,8 +19,8 @@ use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName, validate_slug};
 use memdir_embed::{EmbedConfig, Embedder};
 use memdir_search::{
-    Corpus, EmbedderSlot, HitRef, HybridOptions, Progress, SearchOutcome, SearchRequest,
-    Searcher, VectorStats,
+    Corpus, EmbedderSlot, HitRef, HybridOptions, Progress, SearchOutcome, SearchRequest, Searcher,
+    VectorStats,
 };
 use serde::Serialize;
 use std::path::Path;
@@ -721,9 +721,7 @@ impl Memory {
         let guarded = crate::guard::content(self, p.as_str(), content, None)?;
         let content = &*guarded.text;
         self.refuse_hiding_ignore(&p, content)?;
-        let mut tx = self
-            .begin("write", p.as_str())?
-            .redacted(&guarded.redacted);
+        let mut tx = self.begin("write", p.as_str())?.redacted(&guarded.redacted);
         let core_file = self.core_file();
         if p.as_str() == core_file {
             let _lock = self.store.lock(LockName::File(&p))?;

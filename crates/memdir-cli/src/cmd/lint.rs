@@ -33,7 +33,8 @@ pub fn run(a: Args, env: &Env) -> CliResult {
                 severity: Severity::Error,
                 code: "secret",
                 message: format!("a credential ({}) is stored here", s.kind),
-                hint: "remove it (and rotate it: history still holds it); new writes redact it".into(),
+                hint: "remove it (and rotate it: history still holds it); new writes redact it"
+                    .into(),
             });
         }
     }

@@ -47,7 +47,9 @@ pub fn secrets() -> Vec<Case> {
         filler(&format!("{ALNUM}_-"), 93, 8)
     );
     let gcp = format!("{}{}", "AI", format!("za{}", filler(ALNUM, 35, 9)));
-    let key_body: Vec<String> = (0..4).map(|i| filler(&format!("{ALNUM}+/"), 64, i)).collect();
+    let key_body: Vec<String> = (0..4)
+        .map(|i| filler(&format!("{ALNUM}+/"), 64, i))
+        .collect();
     let pem = format!(
         "-----BEGIN RSA {}-----\n{}\n-----END RSA {}-----",
         "PRIVATE KEY",
