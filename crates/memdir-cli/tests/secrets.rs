@@ -340,3 +340,29 @@ fn lint_secrets_names_file_line_and_kind_never_the_value() {
         .code(2);
     assert!(!common::stdout(&a).contains(&aws.secret));
 }
+
+#[test]
+fn an_imported_conversation_is_redacted_too() {
+    let f = Fixture::new();
+    let at = 1_764_493_200.0_f64;
+    let mapping = json!({
+        "root": {"id": "root", "message": null, "parent": null, "children": ["m0"]},
+        "m0": {"id": "m0", "parent": "root", "children": ["m1"],
+               "message": {"id": "m0", "author": {"role": "user"}, "create_time": at,
+                           "content": {"content_type": "text", "parts": [all_secrets()]}}},
+        "m1": {"id": "m1", "parent": "m0", "children": [],
+               "message": {"id": "m1", "author": {"role": "assistant"}, "create_time": at + 1.0,
+                           "content": {"content_type": "text", "parts": ["noted"]}}},
+    });
+    let export = json!([{"title": "keys", "create_time": at, "update_time": at,
+        "conversation_id": "c1", "id": "c1", "current_node": "m1", "mapping": mapping}]);
+    let dir = f.dir.path().join("export");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("conversations.json"), export.to_string()).unwrap();
+    f.cmd()
+        .args(["import", "chatgpt"])
+        .arg(&dir)
+        .assert()
+        .success();
+    assert_redacted(&f, "import", &everything(&f));
+}

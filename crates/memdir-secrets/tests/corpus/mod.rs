@@ -24,7 +24,7 @@ pub struct Case {
 
 /// One credential per family.
 pub fn secrets() -> Vec<Case> {
-    let aws = format!("{}{}", "AK", format!("IA{}", filler(UPPER27, 16, 3)));
+    let aws = ["AK", "IA", &filler(UPPER27, 16, 3)].concat();
     let ghp = format!("{}_{}", "ghp", filler(ALNUM, 36, 1));
     let slack = format!(
         "{}-{}-{}-{}",
@@ -34,19 +34,21 @@ pub fn secrets() -> Vec<Case> {
         filler(ALNUM, 24, 5)
     );
     let stripe = format!("{}_{}_{}", "sk", "live", filler(ALNUM, 24, 2));
-    let openai = format!(
-        "sk-{}{}{}",
-        filler(ALNUM, 20, 4),
+    let openai = [
+        "sk-",
+        &filler(ALNUM, 20, 4),
         "T3Blbk",
-        format!("FJ{}", filler(ALNUM, 20, 6))
-    );
+        "FJ",
+        &filler(ALNUM, 20, 6),
+    ]
+    .concat();
     let anthropic = format!(
         "{}-{}-{}AA",
         "sk-ant",
         "api03",
         filler(&format!("{ALNUM}_-"), 93, 8)
     );
-    let gcp = format!("{}{}", "AI", format!("za{}", filler(ALNUM, 35, 9)));
+    let gcp = ["AI", "za", &filler(ALNUM, 35, 9)].concat();
     let key_body: Vec<String> = (0..4)
         .map(|i| filler(&format!("{ALNUM}+/"), 64, i))
         .collect();
