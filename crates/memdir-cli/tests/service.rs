@@ -334,10 +334,21 @@ fn isolation(store: &str, home: &Path, tenant_store: &dyn Fn(&str) -> String) {
         );
     }
 
+    // A credential in a write is redacted and counted.
+    let key = format!("{}{}", "AKIA", "ABCDEFGHJKLMNPQ7");
+    let (text, error) = tool(
+        &s,
+        &alice,
+        "memory_log",
+        json!({"text": format!("key {key}")}),
+    );
+    assert!(!error && !text.contains(&key), "{text}");
+
     // Metrics count, and name no tenant, token or path.
     let (code, m) = http("GET", &s.url("/metrics"), None, None);
     assert_eq!(code, 200);
     assert!(m.contains("memdir_http_requests_total"), "{m}");
+    assert!(m.contains("memdir_secrets_found_total 1\n"), "{m}");
     assert!(
         !m.contains("alice") && !m.contains("mdt_") && !m.contains("notes/"),
         "{m}"

@@ -56,6 +56,29 @@ pub struct Config {
     pub consolidate: ConsolidateConfig,
     /// Which layout the folder has (memdir's own, or a host's: see [`crate::host`]).
     pub layout: LayoutConfig,
+    /// What a write does with a credential in its content.
+    pub secrets: SecretsConfig,
+}
+
+/// The `[secrets]` section: `policy = "redact"` (the default), `"refuse"` or `"off"`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecretsConfig {
+    /// What a write does with a credential it carries.
+    pub policy: SecretPolicy,
+}
+
+/// What a write does with a credential in its content.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SecretPolicy {
+    /// The credential is replaced by `[redacted:<kind>:<first-4>…]` and the write goes on.
+    #[default]
+    Redact,
+    /// The write is refused, naming the kind and the line; nothing is written.
+    Refuse,
+    /// Content is stored as given.
+    Off,
 }
 
 /// The `[layout]` section: `name = "memdir"`, `"claude-code"` or `"openclaw"`.
@@ -432,6 +455,7 @@ impl Config {
                 d.core.max_lines, d.core.max_bytes
             ),
             format!("[scratch]\n# default_ttl = \"{}\"", d.scratch.default_ttl),
+            "# credentials in what is written: \"redact\", \"refuse\" or \"off\" (see docs/format.md)\n[secrets]\n# policy = \"redact\"".to_string(),
             format!(
                 "# MEMORY.md\n[index]\n# max_lines = {}\n# max_bytes = {}",
                 d.index.max_lines, d.index.max_bytes

@@ -154,6 +154,8 @@ struct Metrics {
     warm_bytes: Gauge,
     rate_limited: Counter,
     unauthorized: Counter,
+    /// Credentials found in writes (redacted or refused), from [`memdir::guard::secrets_found`].
+    secrets: Counter,
 }
 
 impl Metrics {
@@ -166,6 +168,7 @@ impl Metrics {
         let warm_bytes = Gauge::default();
         let rate_limited = Counter::default();
         let unauthorized = Counter::default();
+        let secrets = Counter::default();
         registry.register("http_requests", "HTTP requests answered", requests.clone());
         registry.register(
             "http_request_duration_seconds",
@@ -197,8 +200,14 @@ impl Metrics {
             "Requests with a missing or unknown token",
             unauthorized.clone(),
         );
+        registry.register(
+            "secrets_found",
+            "Credentials found in writes, redacted or refused by [secrets] policy",
+            secrets.clone(),
+        );
         Metrics {
             registry,
+            secrets,
             requests,
             latency,
             tools,
@@ -556,6 +565,13 @@ async fn readyz(State(shared): State<Arc<Shared>>) -> Response {
 
 async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
     let mut out = String::new();
+    // The guard counts for the whole process (every tenant's writes); a scrape brings the
+    // counter up to it.
+    shared
+        .metrics
+        .secrets
+        .inner()
+        .fetch_max(memdir::guard::secrets_found(), Ordering::Relaxed);
     if prometheus_client::encoding::text::encode(&mut out, &shared.metrics.registry).is_err() {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     }

@@ -56,6 +56,8 @@ pub(crate) struct Tx<'a> {
     op: String,
     path: String,
     reason: Option<String>,
+    /// The kinds of the secrets the guard redacted from this change's content.
+    redacted: Vec<&'static str>,
     /// Keep the journal: the change is applied but a follow-up (the commit, `MEMORY.md`)
     /// failed, so the next change finishes it.
     lagging: bool,
@@ -139,6 +141,7 @@ impl Memory {
             op: op.to_string(),
             path: path.to_string(),
             reason: None,
+            redacted: Vec::new(),
             lagging: false,
             done: false,
             _lock: lock,
@@ -282,6 +285,13 @@ impl Tx<'_> {
         self
     }
 
+    /// This change, recording that the guard redacted secrets of `kinds` from what it wrote
+    /// (in its reason: how many and of which kinds, never the values).
+    pub(crate) fn redacted(mut self, kinds: &[&'static str]) -> Self {
+        self.redacted.extend_from_slice(kinds);
+        self
+    }
+
     /// Marks the change as applied with a follow-up left to the next change (see
     /// [`Memory::recover`]): the journal is kept.
     pub(crate) fn lagging(&mut self) {
@@ -305,10 +315,16 @@ impl Tx<'_> {
         self.done = true;
         let mem = self.mem;
         if let Some(h) = &self.history {
+            let reason = mem.reason().or(self.reason.as_deref());
+            let reason = match (reason, crate::guard::note(&self.redacted)) {
+                (Some(r), Some(n)) => Some(format!("{r} ({n})")),
+                (None, Some(n)) => Some(n),
+                (r, None) => r.map(str::to_string),
+            };
             let committed = h.commit(&Change {
                 op: &self.op,
                 path: &self.path,
-                reason: mem.reason().or(self.reason.as_deref()),
+                reason: reason.as_deref(),
                 actor: mem.actor(),
                 at: mem.clock().now().timestamp(),
                 via: mem.via(),

@@ -193,9 +193,22 @@ impl Memory {
             0 => format!("{} files", report.files.len()),
             n => format!("{n} turns of {} conversations", report.conversations),
         };
+        // Every text passes the guard before the change begins: a refusal writes nothing.
+        let mut redacted = Vec::new();
+        for (path, plan) in &mut writes {
+            if let Plan::Write(text) | Plan::Update(text) | Plan::Append(text, _) = plan {
+                let guarded = crate::guard::content(self, path, text, None)?;
+                if !guarded.redacted.is_empty() {
+                    redacted.extend(guarded.redacted);
+                    let clean = guarded.text.into_owned();
+                    *text = clean;
+                }
+            }
+        }
         let tx = self
             .begin("import", label)?
-            .default_reason(format!("imported {summary} from {label}"));
+            .default_reason(format!("imported {summary} from {label}"))
+            .redacted(&redacted);
         let mut notes_changed = false;
         let layout = self.layout();
         for (path, plan) in &writes {

@@ -20,6 +20,7 @@ mod clock;
 pub mod consolidate;
 mod error;
 pub mod gates;
+pub mod guard;
 pub mod history;
 pub mod host;
 pub mod import;

@@ -276,7 +276,7 @@ impl Memory {
     /// This memory, recording `reason` with the next change.
     pub fn with_reason(&self, reason: Option<&str>) -> Memory {
         Memory {
-            reason: reason.map(str::to_string),
+            reason: reason.map(|r| crate::guard::reason(self, r)),
             ..self.clone()
         }
     }
@@ -650,14 +650,6 @@ impl Memory {
     /// file, `log/YYYY-MM-DD.<writer>.md`, so they never contend on one file.
     pub fn log(&self, text: &str) -> Result<LogReceipt, Error> {
         let now = self.clock.now();
-        let marked;
-        let text = if self.actor.source == Source::External {
-            marked = format!("{EXTERNAL_MARK} {text}");
-            marked.as_str()
-        } else {
-            text
-        };
-        let entry = format_entry(now.time(), text).map_err(Error::Invalid)?;
         let path = if self.actor.writer == self.config.writers.main {
             self.layout().log_path(now.date())
         } else {
@@ -666,8 +658,20 @@ impl Memory {
             self.layout()
                 .writer_log_path(now.date(), &self.actor.writer)
         };
+        let guarded = crate::guard::content(self, &path, text, None)?;
+        let text = &*guarded.text;
+        let marked;
+        let text = if self.actor.source == Source::External {
+            marked = format!("{EXTERNAL_MARK} {text}");
+            marked.as_str()
+        } else {
+            text
+        };
+        let entry = format_entry(now.time(), text).map_err(Error::Invalid)?;
         let file = MemPath::parse_file(&path)?;
-        let tx = self.begin_append("log", &file, &entry)?;
+        let tx = self
+            .begin_append("log", &file, &entry)?
+            .redacted(&guarded.redacted);
         self.store.append(&file, entry.as_bytes())?;
         tx.commit()?;
         Ok(LogReceipt { path, entry })
@@ -695,12 +699,16 @@ impl Memory {
         .file_name();
         let scratch = mp(self.layout().scratch);
         let path = scratch.join(&file)?;
+        let guarded = crate::guard::content(self, path.as_str(), body, None)?;
+        let body = &*guarded.text;
         let body = if self.actor.source == Source::External {
             format!("{EXTERNAL_SCRATCH_MARK}\n{body}")
         } else {
             body.to_string()
         };
-        let tx = self.begin("scratch", path.as_str())?;
+        let tx = self
+            .begin("scratch", path.as_str())?
+            .redacted(&guarded.redacted);
         self.store.write(&path, body.as_bytes())?;
         for e in self.list_opt(&scratch)? {
             if e.path != path
@@ -726,8 +734,10 @@ impl Memory {
     pub fn write(&self, path: &str, content: &str) -> Result<(), Error> {
         let p = MemPath::parse_file(path)?;
         self.refuse_gate_files(&p)?;
+        let guarded = crate::guard::content(self, p.as_str(), content, None)?;
+        let content = &*guarded.text;
         self.refuse_hiding_ignore(&p, content)?;
-        let mut tx = self.begin("write", p.as_str())?;
+        let mut tx = self.begin("write", p.as_str())?.redacted(&guarded.redacted);
         let core_file = self.core_file();
         if p.as_str() == core_file {
             let _lock = self.store.lock(LockName::File(&p))?;
@@ -865,6 +875,9 @@ impl Memory {
             EditError::NotFound(m) => Error::NotFound(m),
             EditError::Invalid(m) => Error::Invalid(m),
         })?;
+        let guarded = crate::guard::content(self, p.as_str(), &updated, Some(&text))?;
+        tx = tx.redacted(&guarded.redacted);
+        let updated = guarded.text.into_owned();
         let core_file = self.core_file();
         if p.as_str() == core_file {
             self.config.core.cap().check(core_file, &text, &updated)?;

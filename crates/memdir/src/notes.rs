@@ -306,8 +306,11 @@ impl Memory {
         .render()
         .map_err(Error::Invalid)?;
         let path = MemPath::parse_file(&self.layout().note_path(req.name))?;
-        let text = crate::trust::label(self, &path, None, &text)?;
-        let tx = self.begin("note new", path.as_str())?;
+        let guarded = crate::guard::content(self, path.as_str(), &text, None)?;
+        let text = crate::trust::label(self, &path, None, &guarded.text)?;
+        let tx = self
+            .begin("note new", path.as_str())?
+            .redacted(&guarded.redacted);
         let lock = self.store().lock(LockName::File(&path))?;
         let exists = || {
             Error::Store(StoreError::Conflict(format!(

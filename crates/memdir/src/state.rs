@@ -25,10 +25,14 @@ impl Memory {
     /// created when absent) as one change, under its cap. External content is refused: the file
     /// loads on every turn.
     pub fn state_add(&self, text: &str) -> Result<StateReceipt, Error> {
-        let entry = format_entry(self.clock().now().date(), text).map_err(Error::Invalid)?;
         let state_file = self.layout().state;
+        let guarded = crate::guard::content(self, state_file, text, None)?;
+        let entry =
+            format_entry(self.clock().now().date(), &guarded.text).map_err(Error::Invalid)?;
         let path = MemPath::parse_file(state_file)?;
-        let tx = self.begin("state add", state_file)?;
+        let tx = self
+            .begin("state add", state_file)?
+            .redacted(&guarded.redacted);
         let _lock = self.store().lock(LockName::File(&path))?;
         let (current, pre) = match self.store().stat(&path)? {
             None => (String::new(), Precondition::Absent),

@@ -14,6 +14,7 @@ fn workspace() -> PathBuf {
 /// above everything; the tiny test models (no workspace dependency) just below them.
 const ROWS: &[(&str, u32)] = &[
     ("memdir-core", 0),
+    ("memdir-secrets", 0),
     ("memdir-store", 1),
     ("memdir-folder", 2),
     ("memdir-store-pg", 2),
