@@ -365,21 +365,42 @@ pub struct Searcher<'a> {
 }
 
 /// Which lines of the file at `path` came from an external source
-/// ([`memdir_core::external::external_lines`]); none when it cannot be read.
-fn external_marks(corpus: Corpus<'_>, path: &str) -> Vec<bool> {
-    let Ok(p) = memdir_core::path::MemPath::parse_file(path) else {
-        return Vec::new();
-    };
-    let bytes = match corpus {
-        Corpus::Folder(root) => walk::open_file(&root.join(p.as_str())).and_then(|mut f| {
-            let mut b = Vec::new();
-            std::io::Read::read_to_end(&mut f, &mut b).map(|_| b)
-        }),
-        Corpus::Store { store, .. } => store.read(&p).map_err(std::io::Error::other),
-    };
-    bytes
-        .map(|b| memdir_core::external::external_lines(&String::from_utf8_lossy(&b)))
-        .unwrap_or_default()
+/// ([`memdir_core::external::external_lines`]); none when it cannot be read. A store's files are
+/// taken from `listed` (the files the search itself read, else listed once for the marks), so
+/// marking the hits of a search costs no request per file.
+fn external_marks(
+    corpus: Corpus<'_>,
+    listed: &std::cell::OnceCell<std::sync::Arc<Vec<walk::FileRef>>>,
+    path: &str,
+) -> Vec<bool> {
+    let marks = |b: &[u8]| memdir_core::external::external_lines(&String::from_utf8_lossy(b));
+    match corpus {
+        Corpus::Folder(root) => {
+            let Ok(p) = memdir_core::path::MemPath::parse_file(path) else {
+                return Vec::new();
+            };
+            walk::open_file(&root.join(p.as_str()))
+                .and_then(|mut f| {
+                    let mut b = Vec::new();
+                    std::io::Read::read_to_end(&mut f, &mut b).map(|_| b)
+                })
+                .map(|b| marks(&b))
+                .unwrap_or_default()
+        }
+        Corpus::Store { store, .. } => {
+            let files = listed.get_or_init(|| {
+                std::sync::Arc::new(
+                    walk::from_store(store, &walk::Scope::everything()).unwrap_or_default(),
+                )
+            });
+            files
+                .iter()
+                .find(|f| f.rel == path)
+                .and_then(|f| f.held.as_ref())
+                .map(|h| marks(&h.bytes))
+                .unwrap_or_default()
+        }
+    }
 }
 
 impl Searcher<'_> {
@@ -406,12 +427,14 @@ impl Searcher<'_> {
         progress: Progress<'_>,
         each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
     ) -> Result<usize, Error> {
-        // Each hit is marked external by its file's marks, read once per file.
+        // Each hit is marked external by its file's marks, read once per file; a store's files
+        // come from the listing the search read (`listed`), so marking sends no request.
+        let listed = std::cell::OnceCell::new();
         let mut marks: std::collections::HashMap<String, Vec<bool>> = Default::default();
         let mut marked = |mut h: HitRef<'_>| {
             let lines = marks
                 .entry(h.path.to_string())
-                .or_insert_with(|| external_marks(self.corpus, h.path));
+                .or_insert_with(|| external_marks(self.corpus, &listed, h.path));
             let i = usize::try_from(h.line)
                 .unwrap_or(usize::MAX)
                 .wrapping_sub(1);
@@ -442,7 +465,9 @@ impl Searcher<'_> {
                 };
             }
             (Mode::Grep, Corpus::Store { store, .. }) => {
-                let files = walk::from_store(store, &scope)?;
+                let files = std::sync::Arc::new(walk::from_store(store, &scope)?);
+                // The marks of a hit's file come from the files grep reads (a hit is in scope).
+                let _ = listed.set(std::sync::Arc::clone(&files));
                 return grep::search(grep::Files::Listed(&files), req, each);
             }
             (Mode::Ranked, _) => ranked::search(self, &scope, req),
