@@ -15,7 +15,6 @@
 use crate::error::Error;
 use crate::memory::Memory;
 use memdir_core::config::SecretPolicy;
-use memdir_secrets::Finding;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -52,13 +51,8 @@ pub(crate) fn content<'a>(
     if policy == SecretPolicy::Off {
         return Ok(unchanged(text));
     }
-    let found: Vec<Finding> = memdir_secrets::scan(text, Some(path))
-        .into_iter()
-        .filter(|f| {
-            let secret = text.get(f.start..f.end).unwrap_or_default();
-            !before.is_some_and(|b| b.contains(secret))
-        })
-        .collect();
+    let keep = |secret: &str| before.is_some_and(|b| b.contains(secret));
+    let (redacted, found) = memdir_secrets::redact_fully(text, Some(path), &keep);
     let Some(first) = found.first() else {
         return Ok(unchanged(text));
     };
@@ -70,7 +64,7 @@ pub(crate) fn content<'a>(
         )));
     }
     Ok(Guarded {
-        text: Cow::Owned(memdir_secrets::redact(text, &found)),
+        text: Cow::Owned(redacted),
         redacted: found.iter().map(|f| f.rule).collect(),
     })
 }
@@ -81,12 +75,9 @@ pub(crate) fn reason(mem: &Memory, reason: &str) -> String {
     if mem.config().secrets.policy == SecretPolicy::Off {
         return reason.to_string();
     }
-    let found = memdir_secrets::scan(reason, None);
-    if found.is_empty() {
-        return reason.to_string();
-    }
+    let (redacted, found) = memdir_secrets::redact_fully(reason, None, &|_| false);
     HITS.fetch_add(found.len() as u64, Ordering::Relaxed);
-    memdir_secrets::redact(reason, &found)
+    redacted
 }
 
 /// What a change records about its redactions: `redacted 2 secrets (aws-access-token, jwt)`.
