@@ -4,9 +4,8 @@
 //! that writes any path) can neither read the key nor make the remembered head agree with a
 //! forged ledger. `gate verify` then finds a ledger rewritten whole, or cut with its head.
 //!
-//! The table is created on first use (under an advisory lock, so two processes do not race),
-//! outside the numbered migrations: it is additive, and nothing else refers to it. Removing a
-//! tenant removes its row.
+//! The table is migration 7 (`IF NOT EXISTS`: a database where an earlier build made it on first
+//! use keeps it). Removing a tenant removes its row.
 
 use crate::{Db, db_err, pool_err};
 use memdir_store::bridge::Bridge;
@@ -19,7 +18,8 @@ pub struct PgKeys {
     pub(crate) bridge: Arc<Bridge>,
 }
 
-const CREATE: &str = "
+/// Migration 7: the table.
+pub(crate) const MIGRATION: &str = "
 CREATE TABLE IF NOT EXISTS memdir.gate_keys (
     tenant text NOT NULL REFERENCES memdir.tenants ON DELETE CASCADE,
     name   text NOT NULL,
@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS memdir.gate_keys (
 )";
 
 impl PgKeys {
-    /// Runs `sql` with the tenant, the name and the value, once the table exists.
+    /// Runs `sql` with the tenant, the name and the value.
     fn run<T: Send + 'static>(
         &self,
         name: &str,
@@ -38,23 +38,7 @@ impl PgKeys {
     ) -> Result<T, StoreError> {
         let (db, name) = (self.db.clone(), name.to_string());
         self.bridge.run(async move {
-            let mut c = db.pool.get().await.map_err(pool_err)?;
-            let exists: bool = c
-                .query_one("SELECT to_regclass('memdir.gate_keys') IS NOT NULL", &[])
-                .await
-                .map_err(db_err)?
-                .get(0);
-            if !exists {
-                let tx = c.transaction().await.map_err(db_err)?;
-                tx.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended('memdir/gate_keys', 0))",
-                    &[],
-                )
-                .await
-                .map_err(db_err)?;
-                tx.batch_execute(CREATE).await.map_err(db_err)?;
-                tx.commit().await.map_err(db_err)?;
-            }
+            let c = db.pool.get().await.map_err(pool_err)?;
             match value {
                 None => {
                     let rows = c.query(sql, &[&db.tenant, &name]).await.map_err(db_err)?;

@@ -187,6 +187,8 @@ ALTER TABLE memdir.credentials
 "#,
     // 6: the person's page of a service: sign-in codes and sessions (see signins.rs).
     crate::signins::MIGRATION,
+    // 7: each tenant's gate secrets, outside its files (see keys.rs).
+    crate::keys::MIGRATION,
 ];
 
 /// The schema version this build writes.
