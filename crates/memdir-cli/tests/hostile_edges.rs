@@ -229,7 +229,8 @@ fn an_export_over_the_size_limit_is_refused_before_it_is_read() {
         .args(["import", "chatgpt", "--max-size", "2"])
         .arg(&path)
         .assert()
-        .failure();
+        .failure()
+        .code(2);
     let err = stderr(&a);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(

@@ -75,7 +75,8 @@ pub struct ChatArgs {
     /// conversations.json, or the unzipped export folder that holds it.
     pub path: PathBuf,
     /// The largest export to read, in MiB; the import needs three to four times this in memory.
-    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_EXPORT_MIB)]
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_EXPORT_MIB,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub max_size: u64,
     /// Print what would be written; write nothing.
     #[arg(long)]
@@ -94,6 +95,17 @@ pub fn run(a: Args, env: &Env) -> CliResult {
                 return crate::cmd::sessions::import(Path::new(&from), host, &files, env);
             }
             let from = Location::parse(&from)?;
+            if let Location::Folder(dir) = &from
+                && !dir.exists()
+            {
+                return Err(CliError {
+                    message: format!(
+                        "nothing to import at {}: give a memdir folder, a postgres:// or s3:// URL, or a Claude Code or Codex CLI transcript folder",
+                        dir.display()
+                    ),
+                    code: crate::ui::exit::NOT_FOUND,
+                });
+            }
             crate::cmd::export::copy(&from, &env.location, env)
         }
         (None, Some(what)) => import(what, env),
@@ -205,10 +217,11 @@ fn chats(
             ),
             _ => format!("cannot read {}: {e}", shown(&file)),
         },
-        code: if e.kind() == std::io::ErrorKind::NotFound {
-            crate::ui::exit::NOT_FOUND
-        } else {
-            crate::ui::exit::FAILURE
+        code: match e.kind() {
+            std::io::ErrorKind::NotFound => crate::ui::exit::NOT_FOUND,
+            // Too large for the limit the user may raise: bad input, like any refused argument.
+            std::io::ErrorKind::FileTooLarge => crate::ui::exit::INVALID,
+            _ => crate::ui::exit::FAILURE,
         },
     })?;
     let mem = open_or_create(env)?;
