@@ -365,15 +365,27 @@ pub struct Searcher<'a> {
 }
 
 /// Which lines of the file at `path` came from an external source
-/// ([`memdir_core::external::external_lines`]); none when it cannot be read. A store's files are
-/// taken from `listed` (the files the search itself read, else listed once for the marks), so
-/// marking the hits of a search costs no request per file.
+/// ([`memdir_core::external::external_lines`]); none when it cannot be read. Files the search
+/// already holds (`listed`: a store's, or a warm copy's) are not read again, and a store's are
+/// listed once for the marks when the search did not list them, so marking costs no request
+/// per file.
 fn external_marks(
     corpus: Corpus<'_>,
     listed: &std::cell::OnceCell<std::sync::Arc<Vec<walk::FileRef>>>,
     path: &str,
 ) -> Vec<bool> {
     let marks = |b: &[u8]| memdir_core::external::external_lines(&String::from_utf8_lossy(b));
+    // A file the search already holds (a store's, or a warm copy's) is not read again.
+    let held = |files: &[walk::FileRef]| {
+        files
+            .iter()
+            .find(|f| f.rel == path)
+            .and_then(|f| f.held.as_ref())
+            .map(|h| marks(&h.bytes))
+    };
+    if let Some(found) = listed.get().and_then(|files| held(files)) {
+        return found;
+    }
     match corpus {
         Corpus::Folder(root) => {
             let Ok(p) = memdir_core::path::MemPath::parse_file(path) else {
@@ -393,12 +405,7 @@ fn external_marks(
                     walk::from_store(store, &walk::Scope::everything()).unwrap_or_default(),
                 )
             });
-            files
-                .iter()
-                .find(|f| f.rel == path)
-                .and_then(|f| f.held.as_ref())
-                .map(|h| marks(&h.bytes))
-                .unwrap_or_default()
+            held(files).unwrap_or_default()
         }
     }
 }
@@ -460,7 +467,10 @@ impl Searcher<'_> {
             (Mode::Grep, Corpus::Folder(root)) => {
                 // A warm copy's list, or a walk searched as it goes.
                 return match self.warm_files(root, &scope) {
-                    Some((files, _)) => grep::search(grep::Files::Listed(&files), req, each),
+                    Some((files, _)) => {
+                        let _ = listed.set(std::sync::Arc::clone(&files));
+                        grep::search(grep::Files::Listed(&files), req, each)
+                    }
                     None => grep::search(grep::Files::Walk(root, &scope), req, each),
                 };
             }

@@ -337,3 +337,31 @@ fn a_search_sees_every_write_that_finished_before_it_began() {
     stop.store(true, Ordering::Relaxed);
     writer.join().unwrap();
 }
+
+/// A warm search marks external lines from the bytes it holds, and follows a file that turns
+/// external behind its back: the marks are never older than the text they mark.
+#[test]
+fn warm_search_marks_external_lines_from_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = warm(dir.path());
+    put(
+        dir.path(),
+        "notes/page.md",
+        "---\nname: page\ndescription: d\n---\nneedle here\n",
+    );
+    let marked = |mem: &Memory| -> Vec<bool> {
+        mem.search(&SearchRequest::new("needle"))
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.external)
+            .collect()
+    };
+    assert_eq!(marked(&mem), vec![false]);
+    put(
+        dir.path(),
+        "notes/page.md",
+        "---\nname: page\ndescription: d\nsource: external\n---\nneedle here\n",
+    );
+    assert_eq!(marked(&mem), vec![true]);
+}
