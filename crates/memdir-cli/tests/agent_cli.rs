@@ -3,10 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+use common::mcp::Rpc;
 use common::{Fixture, stderr, stdout};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 
 fn tool(f: &Fixture, name: &str, args: Value) -> (String, i32) {
     let a = f
@@ -143,51 +142,6 @@ fn completions_and_man_page() {
         man.contains(".SS \"memdir serve\"") && man.contains("--listen"),
         "serve is documented"
     );
-}
-
-/// Sends JSON-RPC lines to `memdir mcp` and reads one response per request.
-struct Rpc {
-    child: std::process::Child,
-    out: BufReader<std::process::ChildStdout>,
-}
-
-impl Rpc {
-    fn start(f: &Fixture) -> Rpc {
-        let mut child = Command::new(common::bin())
-            .arg("mcp")
-            .env_clear()
-            .env("MEMDIR_ROOT", f.root())
-            .env("MEMDIR_NOW", common::NOW)
-            .env("TZ", "UTC")
-            .env("HOME", f.dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        Rpc { child, out }
-    }
-
-    fn send(&mut self, msg: Value) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn recv(&mut self) -> Value {
-        let mut line = String::new();
-        self.out.read_line(&mut line).unwrap();
-        serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("stdout line is not JSON-RPC: {e}: {line:?}"))
-    }
-}
-
-impl Drop for Rpc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]

@@ -9,9 +9,8 @@ mod common;
 mod corpus;
 
 use common::Fixture;
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use common::mcp::Rpc;
+use serde_json::json;
 
 /// Every corpus secret, one per paragraph.
 fn all_secrets() -> String {
@@ -202,76 +201,11 @@ fn a_bad_policy_is_a_one_line_error() {
     assert!(err.contains("`maybe`") && err.contains("`refuse`"), "{err}");
 }
 
-/// `memdir mcp` over stdio: one request, one response.
-struct Rpc {
-    child: std::process::Child,
-    out: BufReader<std::process::ChildStdout>,
-    id: u64,
-}
-
-impl Rpc {
-    fn start(f: &Fixture) -> Rpc {
-        let mut child = Command::new(common::bin())
-            .arg("mcp")
-            .env_clear()
-            .env("MEMDIR_ROOT", f.root())
-            .env("MEMDIR_NOW", common::NOW)
-            .env("TZ", "UTC")
-            .env("HOME", f.dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        let mut rpc = Rpc { child, out, id: 0 };
-        rpc.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "secrets", "version": "0"}}),
-        );
-        rpc.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        rpc
-    }
-
-    fn send(&mut self, msg: Value) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.id += 1;
-        let id = self.id;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let mut line = String::new();
-        self.out.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
-    }
-
-    /// Calls a tool; returns its text and whether it was an error.
-    fn call(&mut self, name: &str, args: Value) -> (String, bool) {
-        let r = self.request("tools/call", json!({"name": name, "arguments": args}));
-        let text = r["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        (text, r["result"]["isError"] == true)
-    }
-}
-
-impl Drop for Rpc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn every_mcp_write_tool_redacts_every_secret() {
     let f = Fixture::new();
     let secrets = all_secrets();
-    let mut rpc = Rpc::start(&f);
+    let mut rpc = Rpc::initialized(&f, "secrets");
     let calls = [
         ("memory_log", json!({"text": secrets})),
         (
@@ -304,7 +238,7 @@ fn every_mcp_write_tool_redacts_every_secret() {
     assert_redacted(&f, "all tools", &everything(&f));
 
     config(&f, "refuse");
-    let mut rpc = Rpc::start(&f);
+    let mut rpc = Rpc::initialized(&f, "secrets");
     let aws = &corpus::secrets()[0];
     let (text, error) = rpc.call("memory_log", json!({"text": aws.line}));
     assert!(error, "{text}");

@@ -1,6 +1,7 @@
 //! Shared helpers for tests that run the real `memdir` binary in a temp folder.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod mcp;
 pub mod serve;
 
 use assert_cmd::Command;
