@@ -55,7 +55,9 @@ fn operations(mem: &Memory, runs: usize) -> anyhow::Result<Vec<(&'static str, f6
     let grep = SearchRequest::new("kubernetes");
     let mut ranked = SearchRequest::new("kubernetes upgrade");
     ranked.mode = Mode::Ranked;
-    mem.write("notes/bench.md", "line one\nline two\n")?;
+    mem.write("notes/bench.md", "line one\nline two\n")?
+        .done()
+        .map_err(anyhow::Error::msg)?;
     Ok(vec![
         (
             "read",
@@ -65,6 +67,7 @@ fn operations(mem: &Memory, runs: usize) -> anyhow::Result<Vec<(&'static str, f6
             "write",
             time(runs, |i| {
                 mem.write("notes/bench.md", &format!("line one\nline {i}\n"))
+                    .map(drop)
                     .map_err(Into::into)
             })?,
         ),
@@ -82,6 +85,7 @@ fn operations(mem: &Memory, runs: usize) -> anyhow::Result<Vec<(&'static str, f6
                 let old = String::from_utf8_lossy(&mem.read("notes/bench.md")?).into_owned();
                 let line = old.lines().nth(1).unwrap_or_default().to_string();
                 mem.edit("notes/bench.md", &line, &format!("line edit {i}"))
+                    .map(drop)
                     .map_err(Into::into)
             })?,
         ),

@@ -44,6 +44,16 @@ impl CliError {
     }
 }
 
+/// A write's outcome: a change to core saved as a proposal means the change was not made (it
+/// waits for review), so like every agent front end the CLI reports it as a failure (exit 3)
+/// with the message that says where the proposal waits.
+pub fn made<T>(o: memdir::Outcome<T>) -> Result<T, CliError> {
+    o.done().map_err(|message| CliError {
+        message,
+        code: exit::FAILURE,
+    })
+}
+
 impl From<memdir::search::Error> for CliError {
     fn from(e: memdir::search::Error) -> Self {
         CliError::from(memdir::Error::from(e))
@@ -55,9 +65,7 @@ impl From<memdir::Error> for CliError {
         let code = match e.kind() {
             ErrorKind::NotFound => exit::NOT_FOUND,
             ErrorKind::Invalid | ErrorKind::Conflict => exit::INVALID,
-            // A proposal means the change was not made (it waits for review): like every
-            // agent front end, the CLI reports it as a failure.
-            ErrorKind::Backend | ErrorKind::Proposed => exit::FAILURE,
+            ErrorKind::Backend => exit::FAILURE,
         };
         CliError {
             message: e.to_string(),

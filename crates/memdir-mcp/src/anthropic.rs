@@ -425,6 +425,12 @@ fn write_checked(
     mem.with_base(base.as_deref())
         .write(p.as_str(), new)
         .map_err(engine)
+        .and_then(made)
+}
+
+/// A gated change to core saved as a proposal is an error for the model: it was not made.
+fn made(o: memdir::Outcome) -> Result<(), String> {
+    o.done().map_err(|message| format!("Error: {message}"))
 }
 
 fn create(mem: &Memory, a: &Args<'_>) -> Reply {
@@ -444,7 +450,7 @@ fn create(mem: &Memory, a: &Args<'_>) -> Reply {
         Err(Error::Store(StoreError::Conflict(_))) => {
             Err(format!("Error: File {} already exists", t.shown))
         }
-        other => other.map_err(engine),
+        other => other.map_err(engine).and_then(made),
     }?;
     Ok(format!("File created successfully at: {}", t.shown))
 }

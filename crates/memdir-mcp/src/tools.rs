@@ -509,9 +509,14 @@ fn shown(path: &str) -> String {
 }
 
 fn fail(e: memdir::Error) -> ToolText {
-    // A gated change saved as a proposal is an error result too: the change was not made, and
-    // the model must not go on as if it were (the message says where the proposal waits).
     ToolText::error(e.to_string())
+}
+
+/// A write's outcome as a tool result: a gated change saved as a proposal is an error result
+/// too, since the change was not made and the model must not go on as if it were (the message
+/// says where the proposal waits).
+fn made<T>(o: memdir::Outcome<T>) -> Result<T, ToolText> {
+    o.done().map_err(ToolText::error)
 }
 
 fn date(field: &str, v: Option<String>) -> Result<Option<jiff::civil::Date>, ToolText> {
@@ -754,7 +759,8 @@ impl Tools {
         self.mem
             .with_reason(a.reason.as_deref())
             .write(&a.path, &a.content)
-            .map_err(fail)?;
+            .map_err(fail)
+            .and_then(made)?;
         Ok(ToolText::ok(format!(
             "wrote {} ({} lines, {} bytes)",
             shown(&a.path),
@@ -770,7 +776,8 @@ impl Tools {
             .mem
             .with_reason(a.reason.as_deref())
             .edit_with(&a.path, &op)
-            .map_err(fail)?;
+            .map_err(fail)
+            .and_then(made)?;
         Ok(ToolText::ok(format!("edited {}: {done}", shown(&a.path))))
     }
 

@@ -125,7 +125,7 @@ fn a_hundred_appends_cost_what_they_append() {
 fn realistic(db: &TestDb, name: &str) -> usize {
     let day1 = open(db, name, "2026-12-03T09:00:00Z");
     let core = "# Core\n\n- The user is Priya, a storage engineer in Lisbon.\n- Prefers short answers with the command first.\n";
-    day1.write("core.md", core).unwrap();
+    day1.write("core.md", core).unwrap().done().unwrap();
     for i in 0..18 {
         day1.log(&format!(
             "worked through the migration plan, step {i}: checked the indexes and the row sizes"
@@ -163,12 +163,16 @@ fn realistic(db: &TestDb, name: &str) -> usize {
         "core.md",
         &format!("{core}- Works on memdir's PostgreSQL store this month.\n"),
     )
+    .unwrap()
+    .done()
     .unwrap();
     day2.edit(
         "notes/projects/pg.md",
         "See [[priya]] for decisions.",
         "See [[priya]] and [[search]] for decisions.",
     )
+    .unwrap()
+    .done()
     .unwrap();
     day2.history(None, 1000).unwrap().len()
 }

@@ -212,6 +212,8 @@ fn a_repeat_search_on_an_unchanged_memory_reads_only_a_listing() {
                 &format!("notes/n{i:02}.md"),
                 &format!("note {i} about postgres\n"),
             )
+            .unwrap()
+            .done()
             .unwrap();
     }
     // A reader is a process of its own: its own client, the cache folder the front end gives.
@@ -240,6 +242,8 @@ fn a_repeat_search_on_an_unchanged_memory_reads_only_a_listing() {
     // One changed file: exactly that object is fetched, and the search sees the change.
     writer
         .write("notes/n07.md", "note 7 now about sqlite\n")
+        .unwrap()
+        .done()
         .unwrap();
     let found = mem.search(&SearchRequest::new("sqlite")).unwrap();
     assert_eq!(found.hits.len(), 1);

@@ -5,7 +5,7 @@
 use crate::Harness;
 use memdir::notes::NoteRequest;
 use memdir::search::{Mode, SearchRequest};
-use memdir::{Actor, Backend, Clock, InMemoryStore, Memory, Source};
+use memdir::{Actor, Backend, Clock, InMemoryStore, Memory, Outcome, Source};
 
 /// The instant every scenario starts at.
 pub const START: &str = "2026-11-30T09:15:00Z";
@@ -38,6 +38,8 @@ fn same_story(h: &impl Harness, scenario: fn(Backend, &dyn Fn() -> Backend) -> S
 fn context_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
     let mem = init(b);
     mem.write("core.md", "# Core\n- prefers short answers\n")
+        .unwrap()
+        .done()
         .unwrap();
     mem.log("decided to use PostgreSQL").unwrap();
     mem.with_actor(Actor {
@@ -100,13 +102,16 @@ pub fn engine_notes_and_index(h: &impl Harness) {
 
 fn proposals_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
     let mem = init(b);
-    mem.write("core.md", "- one\n").unwrap();
+    mem.write("core.md", "- one\n").unwrap().done().unwrap();
     let agent = mem.with_actor(Actor {
         writer: "bot".into(),
         source: Source::Agent,
     });
-    let e = agent.write("core.md", "- one\n- two\n").unwrap_err();
-    let mut out = format!("{:?}\n", e.kind());
+    let outcome = agent.write("core.md", "- one\n- two\n").unwrap();
+    let mut out = match outcome {
+        Outcome::Done(()) => "Done\n".to_string(),
+        Outcome::Proposed { .. } => "Proposed\n".to_string(),
+    };
     let listed = mem.proposals().unwrap();
     out += &format!("{} proposal(s) by {}\n", listed.len(), listed[0].writer);
     out += &String::from_utf8(mem.read("core.md").unwrap()).unwrap();
@@ -150,9 +155,11 @@ pub fn engine_sweep(h: &impl Harness) {
 
 fn undo_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
     let mem = init(b);
-    mem.write("notes/a.md", "first\n").unwrap();
+    mem.write("notes/a.md", "first\n").unwrap().done().unwrap();
     mem.with_reason(Some("second thoughts"))
         .write("notes/a.md", "first\nsecond\n")
+        .unwrap()
+        .done()
         .unwrap();
     let mut out = String::new();
     for h in mem.history(Some("notes/a.md"), 10).unwrap() {
@@ -191,8 +198,12 @@ fn search_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
         "notes/db.md",
         "# Databases\nPostgreSQL has advisory locks.\nSQLite is embedded.\n",
     )
+    .unwrap()
+    .done()
     .unwrap();
     mem.write("archive/2025-01-01.md", "- old: postgresql trial\n")
+        .unwrap()
+        .done()
         .unwrap();
     let mut out = String::new();
     let grep = mem.search(&SearchRequest::new("postgresql")).unwrap();
@@ -243,8 +254,12 @@ fn vectors_story(b: Backend, again: &dyn Fn() -> Backend) -> String {
         "notes/db.md",
         "# Databases\nPostgreSQL has advisory locks.\n\n# Embedded\nSQLite is embedded.\n",
     )
+    .unwrap()
+    .done()
     .unwrap();
     mem.write("notes/pets.md", "# Pets\nThe dog likes the park.\n")
+        .unwrap()
+        .done()
         .unwrap();
     let out = std::cell::RefCell::new(String::new());
     let search = |mem: &Memory, what: &str| {
@@ -264,6 +279,8 @@ fn vectors_story(b: Backend, again: &dyn Fn() -> Backend) -> String {
     let other = open(Memory::open_backend(again(), clock_at(START)).unwrap());
     search(&other, "second instance");
     mem.write("notes/pets.md", "# Pets\nThe cat sleeps all day.\n")
+        .unwrap()
+        .done()
         .unwrap();
     mem.rm("notes/db.md").unwrap();
     search(&mem, "after a change");

@@ -132,7 +132,7 @@ fn engine_error(nav: Option<Nav>, e: &memdir::Error) -> Response {
     let status = match e.kind() {
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
         ErrorKind::Invalid => StatusCode::BAD_REQUEST,
-        ErrorKind::Conflict | ErrorKind::Proposed => StatusCode::CONFLICT,
+        ErrorKind::Conflict => StatusCode::CONFLICT,
         ErrorKind::Backend => StatusCode::INTERNAL_SERVER_ERROR,
     };
     message_page(nav, status, "refused", &e.to_string())
@@ -988,7 +988,16 @@ async fn edit(
             mem.with_base(Some(&f.base))
         };
         match mem.write(&path, &text) {
-            Ok(()) => Ok(see_other(&format!("/ui/files/{}", encode_path(&path)))),
+            Ok(memdir::Outcome::Done(())) => {
+                Ok(see_other(&format!("/ui/files/{}", encode_path(&path))))
+            }
+            // Core gated for this writer: the change waits for review and was not made.
+            Ok(memdir::Outcome::Proposed { message, .. }) => Ok(message_page(
+                Some(p.nav(&s)),
+                StatusCode::CONFLICT,
+                "refused",
+                &message,
+            )),
             Err(e) => {
                 let nav = Some(p.nav(&s));
                 // A stale edit: show what is there now and the difference, keep every

@@ -15,9 +15,6 @@ pub enum ErrorKind {
     Conflict,
     /// The storage failed.
     Backend,
-    /// The change was not applied but saved as a proposal for review: every front end reports
-    /// it as a failure (the change was not made), with where the proposal waits.
-    Proposed,
 }
 
 /// An engine error; its message is one lowercase line that says what to do.
@@ -41,14 +38,6 @@ pub enum Error {
     /// The change clashes with what is there (a stale version, a lock held elsewhere).
     #[error("{0}")]
     Conflict(String),
-    /// The change became a proposal: core memory is gated for this writer.
-    #[error("{message}")]
-    Proposed {
-        /// The proposal's id.
-        id: String,
-        /// What happened and what to do.
-        message: String,
-    },
 }
 
 impl Error {
@@ -58,7 +47,6 @@ impl Error {
             Error::Path(_) | Error::Cap(_) | Error::Invalid(_) => ErrorKind::Invalid,
             Error::NotFound(_) => ErrorKind::NotFound,
             Error::Conflict(_) => ErrorKind::Conflict,
-            Error::Proposed { .. } => ErrorKind::Proposed,
             Error::Store(StoreError::NotFound(_)) => ErrorKind::NotFound,
             Error::Store(StoreError::InvalidPath(_)) => ErrorKind::Invalid,
             Error::Store(StoreError::Conflict(_)) => ErrorKind::Conflict,

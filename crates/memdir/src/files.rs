@@ -2,6 +2,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::Error;
+use crate::outcome::Outcome;
 use crate::proposals::proposed;
 use crate::store::{Entry, EntryKind, LockName, Precondition, StoreError, Version};
 use memdir_core::edit::{EditError, EditOp, Edited};
@@ -29,7 +30,7 @@ pub(crate) fn read(cx: &Ctx, path: &str) -> Result<Vec<u8>, Error> {
 }
 
 /// Creates or replaces a file. `core.md` is checked against its cap and the core policy first.
-pub(crate) fn write(cx: &Ctx, path: &str, content: &str) -> Result<(), Error> {
+pub(crate) fn write(cx: &Ctx, path: &str, content: &str) -> Result<Outcome, Error> {
     let p = MemPath::parse_file(path)?;
     crate::gates::refuse_gate_files(cx, &p)?;
     let guarded = crate::guard::content(cx, p.as_str(), content, None)?;
@@ -46,7 +47,7 @@ pub(crate) fn write(cx: &Ctx, path: &str, content: &str) -> Result<(), Error> {
         if !crate::proposals::gate_core(cx, &current, content)? {
             let id = crate::proposals::write_proposal(cx, &current, content)?;
             tx.recorded_as("propose", core_file).commit()?;
-            return Err(proposed(core_file, &id));
+            return Ok(proposed(core_file, id));
         }
         cx.store.write_if(&p, content.as_bytes(), &cx.expect)?;
     } else {
@@ -65,7 +66,8 @@ pub(crate) fn write(cx: &Ctx, path: &str, content: &str) -> Result<(), Error> {
             None => drop(cx.store.write_if(&p, content.as_bytes(), &cx.expect)?),
         }
     }
-    tx.commit()
+    tx.commit()?;
+    Ok(Outcome::Done(()))
 }
 
 /// Refuses a `.gitignore` that would hide memory from history: any file there now, or one
@@ -136,7 +138,7 @@ fn applied_anyway(
 }
 
 /// Replaces exactly one occurrence of `old` with `new` in a file.
-pub(crate) fn edit(cx: &Ctx, path: &str, old: &str, new: &str) -> Result<(), Error> {
+pub(crate) fn edit(cx: &Ctx, path: &str, old: &str, new: &str) -> Result<Outcome, Error> {
     edit_with(
         cx,
         path,
@@ -146,13 +148,16 @@ pub(crate) fn edit(cx: &Ctx, path: &str, old: &str, new: &str) -> Result<(), Err
             expected: 1,
         },
     )
-    .map(drop)
+    .map(|o| match o {
+        Outcome::Done(_) => Outcome::Done(()),
+        Outcome::Proposed { id, message } => Outcome::Proposed { id, message },
+    })
 }
 
 /// Applies one partial edit (append, prepend, a section, or a replacement with an expected
 /// count) as one change: the same version check (`with_base`), caps, core gate, trust label,
 /// index update and history record as [`Memory::edit`]. Returns what was done, in one line.
-pub(crate) fn edit_with(cx: &Ctx, path: &str, op: &EditOp<'_>) -> Result<String, Error> {
+pub(crate) fn edit_with(cx: &Ctx, path: &str, op: &EditOp<'_>) -> Result<Outcome<String>, Error> {
     let p = MemPath::parse_file(path)?;
     crate::gates::refuse_gate_files(cx, &p)?;
     let mut tx = crate::change::begin(cx, "edit", p.as_str())?;
@@ -182,7 +187,7 @@ pub(crate) fn edit_with(cx: &Ctx, path: &str, op: &EditOp<'_>) -> Result<String,
         if !crate::proposals::gate_core(cx, &text, &updated)? {
             let id = crate::proposals::write_proposal(cx, &text, &updated)?;
             tx.recorded_as("propose", core_file).commit()?;
-            return Err(proposed(core_file, &id));
+            return Ok(proposed(core_file, id));
         }
     }
     refuse_hiding_ignore(cx, &p, &updated)?;
@@ -192,7 +197,7 @@ pub(crate) fn edit_with(cx: &Ctx, path: &str, op: &EditOp<'_>) -> Result<String,
         None => drop(cx.store.write_if(&p, updated.as_bytes(), &pre)?),
     }
     tx.commit()?;
-    Ok(summary)
+    Ok(Outcome::Done(summary))
 }
 
 /// Lists a folder (or describes one file).

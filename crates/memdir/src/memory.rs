@@ -12,6 +12,7 @@ use crate::import::{ImportReport, ImportSource};
 use crate::layers::{Context, LogReceipt, SweepReport};
 use crate::lint::LintReport;
 use crate::notes::{LinkGraph, LinksReport, NoteRequest};
+use crate::outcome::Outcome;
 use crate::proposals::Proposal;
 use crate::provenance::Actor;
 use crate::provenance::{BlameLine, HistoryEntry};
@@ -389,20 +390,22 @@ impl Memory {
         crate::files::read(&self.cx, path)
     }
 
-    /// Creates or replaces a file. `core.md` is checked against its cap and the core policy first.
-    pub fn write(&self, path: &str, content: &str) -> Result<(), Error> {
+    /// Creates or replaces a file. `core.md` is checked against its cap and the core policy
+    /// first; a change to core the policy gates becomes [`Outcome::Proposed`] (not made).
+    pub fn write(&self, path: &str, content: &str) -> Result<Outcome, Error> {
         crate::files::write(&self.cx, path, content)
     }
 
     /// Replaces exactly one occurrence of `old` with `new` in a file.
-    pub fn edit(&self, path: &str, old: &str, new: &str) -> Result<(), Error> {
+    pub fn edit(&self, path: &str, old: &str, new: &str) -> Result<Outcome, Error> {
         crate::files::edit(&self.cx, path, old, new)
     }
 
     /// Applies one partial edit (append, prepend, a section, or a replacement with an expected
     /// count) as one change: the same version check (`with_base`), caps, core gate, trust label,
-    /// index update and history record as [`Memory::edit`]. Returns what was done, in one line.
-    pub fn edit_with(&self, path: &str, op: &EditOp<'_>) -> Result<String, Error> {
+    /// index update and history record as [`Memory::edit`]. Returns what was done, in one line, or
+    /// [`Outcome::Proposed`] for a gated change to core.
+    pub fn edit_with(&self, path: &str, op: &EditOp<'_>) -> Result<Outcome<String>, Error> {
         crate::files::edit_with(&self.cx, path, op)
     }
 

@@ -8,6 +8,7 @@
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::files::content_version;
+use crate::outcome::Outcome;
 use crate::provenance::{Actor, Source};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::path::MemPath;
@@ -43,12 +44,12 @@ pub struct Proposal {
 }
 
 /// The error returned when a change became a proposal.
-pub(crate) fn proposed(core_file: &str, id: &str) -> Error {
-    Error::Proposed {
-        id: id.to_string(),
+pub(crate) fn proposed<T>(core_file: &str, id: String) -> Outcome<T> {
+    Outcome::Proposed {
         message: format!(
             "{core_file} is gated: your change was saved as proposal {id} (proposals/{id}.md) for the user to review with `memdir review`"
         ),
+        id,
     }
 }
 

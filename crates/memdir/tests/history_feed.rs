@@ -102,9 +102,13 @@ fn script(p: &Process) {
     p.at(3)
         .with_actor(bot.clone())
         .write("projects/pg.md", "# PG\n\nplan\n")
+        .unwrap()
+        .done()
         .unwrap();
     p.at(4)
         .edit_with("projects/pg.md", &EditOp::Append("- step one"))
+        .unwrap()
+        .done()
         .unwrap();
     // Hand edits: a changed file, a new file in a new folder, a removed file.
     put(
@@ -130,12 +134,20 @@ fn script(p: &Process) {
     git(root, &["add", "work/pg.md"]);
     put(root, "core.md", "prefers short answers\n");
     p.at(8).rm("notes/q4.md").unwrap();
-    p.at(9).write(".gitignore", "*.bak\n").unwrap();
+    p.at(9)
+        .write(".gitignore", "*.bak\n")
+        .unwrap()
+        .done()
+        .unwrap();
     put(root, "scratch.bak", "ignored\n");
     // A folder of files made by hand, two levels deep.
     put(root, "drafts/2026/one.md", "one\n");
     put(root, "drafts/2026/two.md", "two\n");
-    p.at(10).write("a/b/c/deep.md", "deep\n").unwrap();
+    p.at(10)
+        .write("a/b/c/deep.md", "deep\n")
+        .unwrap()
+        .done()
+        .unwrap();
     p.at(11).rm("a").unwrap();
     p.at(12).state_add("on call").unwrap();
     put(root, "drafts/2026/one.md", "one, changed\n");
@@ -223,6 +235,8 @@ fn another_process_changing_git_makes_the_next_change_compare_everything() {
     let other = Memory::open(&root, clock(2)).unwrap();
     other
         .write("notes/other.md", "from another process\n")
+        .unwrap()
+        .done()
         .unwrap();
     put(&root, "notes/hand.md", "by hand\n");
     live.log("three").unwrap();

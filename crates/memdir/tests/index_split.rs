@@ -118,6 +118,8 @@ fn note_writes_deletes_and_moves_past_the_cap_leave_what_a_full_rebuild_gives() 
             }
             _ => mem
                 .write(&path, &note(&name, kind, &description, day))
+                .unwrap()
+                .done()
                 .unwrap(),
         }
         let written = index_files(&root);
@@ -158,11 +160,15 @@ fn a_note_change_past_the_cap_reads_only_its_own_folders() {
             &format!("projects/p{i}.md"),
             &note(&format!("p{i}"), Some("project"), "a project", 1),
         )
+        .unwrap()
+        .done()
         .unwrap();
         mem.write(
             &format!("notes/n{i}.md"),
             &note(&format!("n{i}"), Some("user"), "a person", 1),
         )
+        .unwrap()
+        .done()
         .unwrap();
     }
     let line = |root: &Path, folder: &str| {
@@ -184,6 +190,8 @@ fn a_note_change_past_the_cap_reads_only_its_own_folders() {
         "notes/n9.md",
         &note("n9", Some("user"), "another person", 2),
     )
+    .unwrap()
+    .done()
     .unwrap();
     assert!(line(&root, "notes").contains("9 notes (user 9)"));
     assert!(

@@ -19,6 +19,8 @@ fn one_writer_wins(git: bool) {
     let mem = Memory::init_with(dir.path(), clock(), git).unwrap();
     for round in 0..6 {
         mem.write("notes/race.md", &format!("round {round}\n"))
+            .unwrap()
+            .done()
             .unwrap();
         let base = mem.version("notes/race.md").unwrap().unwrap();
         let wins: Vec<usize> = std::thread::scope(|sc| {
@@ -28,7 +30,7 @@ fn one_writer_wins(git: bool) {
                     sc.spawn(move || {
                         let body = format!("writer {i}\n").repeat(4000);
                         match m.write("notes/race.md", &body) {
-                            Ok(()) => Some(i),
+                            Ok(o) => o.done().ok().map(|()| i),
                             Err(e) => {
                                 assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
                                 None
@@ -64,7 +66,11 @@ fn create_only_never_replaces() {
     let dir = tempfile::tempdir().unwrap();
     let mem = Memory::init_with(dir.path(), clock(), false).unwrap();
     let create = mem.with_precondition(Precondition::Absent);
-    create.write("notes/a.md", "first\n").unwrap();
+    create
+        .write("notes/a.md", "first\n")
+        .unwrap()
+        .done()
+        .unwrap();
     let e = create.write("notes/a.md", "second\n").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Conflict);
     assert_eq!(mem.read("notes/a.md").unwrap(), b"first\n");

@@ -90,5 +90,6 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         .with_base(a.base.as_deref())
         .with_force(a.force)
         .edit_with(&a.path, &op)?;
+    let done = crate::ui::made(done)?;
     out(&format!("edited {}: {done}", a.path))
 }

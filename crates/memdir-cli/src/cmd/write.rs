@@ -1,7 +1,7 @@
 //! `memdir write`
 
 use crate::env::Env;
-use crate::ui::{CliResult, body_arg, out};
+use crate::ui::{CliResult, body_arg, made, out};
 
 /// Create or replace a file, atomically, with exactly the given bytes (no newline is added; `read`
 /// adds one on a terminal). Writes to core.md are checked against its cap.
@@ -29,9 +29,11 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     let body = body_arg(a.body.as_deref())?;
     // The path inside the memory, as the other commands show it: `/etc/x.md` is `etc/x.md`.
     let path = memdir_core::path::MemPath::parse_file(&a.path).map_err(memdir::Error::from)?;
-    env.open()?
+    let outcome = env
+        .open()?
         .with_base(a.base.as_deref())
         .with_force(a.force)
         .write(&a.path, &body)?;
+    made(outcome)?;
     out(&format!("wrote {}", path.as_str()))
 }
