@@ -64,7 +64,7 @@ impl Location {
     /// (without a password), so two memories never share one.
     pub fn cache_name(&self) -> String {
         let shown = self.shown();
-        let hash = memdir::content_version(shown.as_bytes());
+        let hash = memdir::Version::of(shown.as_bytes()).to_string();
         let tenant = shown
             .rsplit_once("tenant=")
             .map(|(_, t)| t.split('&').next().unwrap_or(t))

@@ -421,7 +421,7 @@ fn write_checked(
     current: Option<&str>,
     new: &str,
 ) -> Result<(), String> {
-    let base = current.map(|c| memdir::content_version(c.as_bytes()));
+    let base = current.map(|c| memdir::Version::of(c.as_bytes()).to_string());
     mem.with_base(base.as_deref())
         .write(p.as_str(), new)
         .map_err(engine)

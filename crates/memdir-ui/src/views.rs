@@ -814,7 +814,7 @@ async fn files(
 fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
     let nav = || Some(p.nav(s));
     let bytes = s.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
-    let version = memdir::content_version(&bytes);
+    let version = memdir::Version::of(&bytes).to_string();
     let text = markdown::visible_controls(&String::from_utf8_lossy(&bytes)).into_owned();
     let layout = s.mem.layout();
     let mut frontmatter = Vec::new();
@@ -933,7 +933,7 @@ async fn edit_page(
         let (text, base) = match s.mem.read(&path) {
             Ok(b) => (
                 String::from_utf8_lossy(&b).into_owned(),
-                memdir::content_version(&b),
+                memdir::Version::of(&b).to_string(),
             ),
             Err(e) if e.kind() == ErrorKind::NotFound => (String::new(), String::new()),
             Err(e) => return Err(engine_error(Some(p.nav(&s)), &e)),
@@ -1010,7 +1010,7 @@ async fn edit(
                                 .unified_diff()
                                 .header("now in memory", "your text")
                                 .to_string();
-                            (Some(now), Some(diff), memdir::content_version(&b))
+                            (Some(now), Some(diff), memdir::Version::of(&b).to_string())
                         }
                         Err(_) => (None, None, String::new()),
                     }

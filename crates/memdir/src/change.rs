@@ -11,7 +11,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::history::{Change, History};
+use crate::history::{Change as Record, History};
 use crate::provenance::{Actor, BlameLine, HAND_EDIT, HistoryEntry, apply};
 use crate::store::{LockGuard, LockName, StoreError};
 use memdir_core::path::MemPath;
@@ -48,9 +48,9 @@ pub(crate) struct AppendIntent {
     pub(crate) entry: String,
 }
 
-/// An open change; call [`Tx::commit`] once the files are written. A change dropped without
+/// An open change; call [`Change::commit`] once the files are written. A change dropped without
 /// a commit (it failed part-way) still records what it wrote, by its writer.
-pub(crate) struct Tx<'a> {
+pub(crate) struct Change<'a> {
     cx: &'a Ctx,
     history: Option<Arc<dyn History>>,
     op: String,
@@ -68,7 +68,7 @@ pub(crate) struct Tx<'a> {
 /// Starts a change named `op` on `path`. Every change holds the change lock until it is
 /// committed, with or without history: it serialises writers, so what a change read is
 /// still current when it writes.
-pub(crate) fn begin<'a>(cx: &'a Ctx, op: &str, path: &str) -> Result<Tx<'a>, Error> {
+pub(crate) fn begin<'a>(cx: &'a Ctx, op: &str, path: &str) -> Result<Change<'a>, Error> {
     begin_with(cx, op, path, |_| Ok(None))
 }
 
@@ -79,7 +79,7 @@ pub(crate) fn begin_append<'a>(
     op: &str,
     file: &MemPath,
     entry: &str,
-) -> Result<Tx<'a>, Error> {
+) -> Result<Change<'a>, Error> {
     begin_with(cx, op, file.as_str(), |mem| {
         let offset = match mem.store().stat(file)? {
             Some(e) => e.size,
@@ -98,7 +98,7 @@ fn begin_with<'a>(
     op: &str,
     path: &str,
     append: impl FnOnce(&Ctx) -> Result<Option<AppendIntent>, Error>,
-) -> Result<Tx<'a>, Error> {
+) -> Result<Change<'a>, Error> {
     cx.refuse_bad_config()?;
     let lock = cx.store().lock(LockName::Git)?;
     // A change killed while writing its journal (or any of memdir's own files) leaves a
@@ -134,7 +134,7 @@ fn begin_with<'a>(
     let json = serde_json::to_vec(&intent)
         .map_err(|e| Error::Store(StoreError::Backend(format!("journal: {e}"))))?;
     cx.store().write_meta(JOURNAL, &json)?;
-    Ok(Tx {
+    Ok(Change {
         cx,
         history,
         op: op.to_string(),
@@ -199,7 +199,7 @@ fn recover(cx: &Ctx) -> Result<(), Error> {
             .at
             .parse()
             .unwrap_or_else(|_| cx.clock().now().timestamp());
-        let committed = h.commit(&Change {
+        let committed = h.commit(&Record {
             op: &intent.op,
             path: &intent.path,
             reason: intent.reason.as_deref(),
@@ -268,7 +268,7 @@ pub(crate) fn heal_if_interrupted(cx: &Ctx) {
     }
 }
 
-impl Tx<'_> {
+impl Change<'_> {
     /// This change, recorded as `op` on `path` instead of what it began as (a write to core
     /// that became a proposal is recorded as `propose core.md`).
     pub(crate) fn recorded_as(mut self, op: &str, path: &str) -> Self {
@@ -319,7 +319,7 @@ impl Tx<'_> {
                 (None, Some(n)) => Some(n),
                 (r, None) => r.map(str::to_string),
             };
-            let committed = h.commit(&Change {
+            let committed = h.commit(&Record {
                 op: &self.op,
                 path: &self.path,
                 reason: reason.as_deref(),
@@ -348,7 +348,7 @@ impl Tx<'_> {
     }
 }
 
-impl Drop for Tx<'_> {
+impl Drop for Change<'_> {
     fn drop(&mut self) {
         // A change that failed part-way: whatever it wrote is still its writer's.
         self.finish();

@@ -8,16 +8,11 @@ use crate::store::{Entry, EntryKind, LockName, Precondition, StoreError, Version
 use memdir_core::edit::{EditError, EditOp, Edited};
 use memdir_core::path::MemPath;
 
-/// The version of some content: its git blob id ([`Version::of`] as text).
-pub fn content_version(data: &[u8]) -> String {
-    Version::of(data).as_str().to_string()
-}
-
 /// A file's version: its git blob id (as `git hash-object` prints), or `None` if absent.
 pub(crate) fn version(cx: &Ctx, path: &str) -> Result<Option<String>, Error> {
     let p = MemPath::parse_file(path)?;
     match cx.store.read(&p) {
-        Ok(b) => Ok(Some(content_version(&b))),
+        Ok(b) => Ok(Some(Version::of(&b).to_string())),
         Err(StoreError::NotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),
     }
@@ -119,7 +114,7 @@ fn refuse_hiding_ignore(cx: &Ctx, p: &MemPath, content: &str) -> Result<(), Erro
 /// failure before the write is the change's failure.
 fn applied_anyway(
     cx: &Ctx,
-    tx: &mut crate::change::Tx<'_>,
+    tx: &mut crate::change::Change<'_>,
     p: &MemPath,
     content: &str,
     done: Result<(), Error>,

@@ -41,7 +41,6 @@ mod trust;
 
 pub use clock::Clock;
 pub use error::{Error, ErrorKind};
-pub use files::content_version;
 pub use layers::{Context, LogReceipt, SweepReport};
 /// The embedders of the vector index (local model, OpenAI-compatible endpoint).
 pub use memdir_embed as embed;

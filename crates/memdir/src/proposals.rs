@@ -7,10 +7,9 @@
 
 use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::files::content_version;
 use crate::outcome::Outcome;
 use crate::provenance::{Actor, Source};
-use crate::store::{EntryKind, StoreError};
+use crate::store::{EntryKind, StoreError, Version};
 use memdir_core::path::MemPath;
 use memdir_core::state::ARCHIVE_DIR;
 use serde::Serialize;
@@ -216,8 +215,12 @@ pub(crate) fn write_proposal_with(
 ) -> Result<String, Error> {
     let now = cx.clock().now();
     let writer = &cx.actor().writer;
-    let base = content_version(current.as_bytes());
-    let tag: String = content_version(new.as_bytes()).chars().take(6).collect();
+    let base = Version::of(current.as_bytes()).to_string();
+    let tag: String = Version::of(new.as_bytes())
+        .as_str()
+        .chars()
+        .take(6)
+        .collect();
     let id = format!("{}-{}-{tag}", now.strftime("%Y%m%d-%H%M%S"), slug(writer));
     let diff = similar::TextDiff::from_lines(current, new)
         .unified_diff()
@@ -296,7 +299,7 @@ pub(crate) fn accept_proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
         Err(StoreError::NotFound(_)) => Vec::new(),
         Err(e) => return Err(e.into()),
     };
-    if content_version(&current) != p.base {
+    if Version::of(&current).as_str() != p.base {
         return Err(Error::Conflict(format!(
             "{core_file} changed since proposal {id} was made: reject it and propose again"
         )));
