@@ -771,6 +771,27 @@ impl Memory {
         tx.commit()
     }
 
+    /// Appends `text` to the end of a file that is never loaded into the context (a session
+    /// transcript under `sessions/`, an offload, the archive), creating it when absent: only the
+    /// new bytes are written, the file is not rewritten, and an append cut short is cut back by
+    /// the next change, as a log entry's is. A precondition ([`Memory::with_precondition`]) is
+    /// checked against the file as it was before the append. Notes, scratch notes, logs and the
+    /// files loaded on every turn are refused: they are written whole, or with [`Memory::log`].
+    pub fn append(&self, path: &str, text: &str) -> Result<(), Error> {
+        let p = MemPath::parse_file(path)?;
+        self.refuse_gate_files(&p)?;
+        crate::trust::refuse_append(self, &p)?;
+        let guarded = crate::guard::content(self, p.as_str(), text, None)?;
+        let tx = self
+            .begin_append("append", &p, &guarded.text)?
+            .redacted(&guarded.redacted);
+        if self.expect != Precondition::Any {
+            self.check_base(&p, self.read_bytes_opt(&p)?.as_deref())?;
+        }
+        self.store.append(&p, guarded.text.as_bytes())?;
+        tx.commit()
+    }
+
     /// Refuses a `.gitignore` that would hide memory from history: any file there now, or one
     /// of the layout's files, that git records today and would not after the write.
     fn refuse_hiding_ignore(&self, p: &MemPath, content: &str) -> Result<(), Error> {
