@@ -547,6 +547,44 @@ fn recall_per_prompt_is_opt_in_and_says_facts_with_their_place() {
     assert_eq!(user_prompt(&f, "?"), "");
 }
 
+/// Recall shows at least what `memdir search --limit 5` shows: a line search ranks among its
+/// first five is shown even when it holds one of the prompt's terms only. (Before, each line
+/// had to hold two, so recall found the evidence for fewer LoCoMo questions than search.)
+#[test]
+fn recall_shows_what_search_shows_first() {
+    let f = Fixture::new();
+    f.put(
+        "log/2026-11-29.md",
+        "- 10:00 Priya approved the payment retries for the refund queue
+- 11:00 lunch with Sam
+",
+    );
+    f.put(
+        "log/2026-11-30.md",
+        "- 09:00 the flaky kubernetes job got approved anyway
+",
+    );
+    recall_on(&f);
+    let prompt = "which payment retries did Priya approve?";
+    let search = stdout(
+        &f.cmd()
+            .args(["search", "--mode", "ranked", "--limit", "5", prompt])
+            .assert()
+            .success(),
+    );
+    assert!(search.contains("log/2026-11-30.md:1"), "{search}");
+    let out = user_prompt(&f, prompt);
+    assert!(
+        out.contains("log/2026-11-29.md:1: 10:00 Priya approved"),
+        "{out}"
+    );
+    assert!(
+        out.contains("log/2026-11-30.md:1: 09:00 the flaky kubernetes job got approved anyway"),
+        "{out}"
+    );
+    assert!(!out.contains("lunch"), "{out}");
+}
+
 #[test]
 fn recall_leaves_out_session_transcripts() {
     let f = Fixture::new();
