@@ -92,14 +92,14 @@ fn hybrid_options(method: &str) -> anyhow::Result<Option<memdir::search::HybridO
     Ok(Some(o))
 }
 
-fn default_data() -> PathBuf {
+pub(crate) fn default_data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo/locomo-dev.json")
 }
 
-struct Question {
-    text: String,
-    category: u64,
-    evidence: HashSet<String>,
+pub(crate) struct Question {
+    pub(crate) text: String,
+    pub(crate) category: u64,
+    pub(crate) evidence: HashSet<String>,
 }
 
 /// `"D8:6; D9:17"`, `"D:11:26"`, `"D30:05"` -> `D8:6`, `D9:17`, `D11:26`, `D30:5`.
@@ -128,7 +128,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// Writes one conversation as daily logs under `root`, returns its questions.
-fn build_folder(conv: &Value, root: &Path) -> anyhow::Result<Vec<Question>> {
+pub(crate) fn build_folder(conv: &Value, root: &Path) -> anyhow::Result<Vec<Question>> {
     let c = &conv["conversation"];
     let clock = Clock::fixed("2030-01-01T00:00:00Z".parse()?, jiff::tz::TimeZone::UTC);
     Memory::init(root, clock)?;

@@ -7,12 +7,14 @@
 //! cargo run -p memdir-bench --release -- stores --s3 http://127.0.0.1:5055 [--pg URL]
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench service --seconds 60
 //! cargo run -p memdir-bench --release -- git [--files 2400,100000] [--changes 30]
+//! MEMDIR_MODEL_DIR=... cargo run -p memdir-bench --release -- recall [--data PATH] [--diff]
 //! ```
 
 mod crash;
 mod git;
 mod locomo;
 mod page;
+mod recall;
 mod service;
 mod speed;
 mod stores;
@@ -41,6 +43,9 @@ enum Command {
     Service(service::Args),
     /// Git commit overhead per change at 2,400 and 100,000 files: whole tree against touched paths.
     Git(git::Args),
+    /// Recall per prompt (the user-prompt hook) against search --limit 5 on LoCoMo, and on 50
+    /// unrelated prompts.
+    Recall(recall::Args),
     /// The person's page on a year of memory: each view's time (p50, p95) and HTML size.
     Page(page::Args),
 }
@@ -72,5 +77,6 @@ fn main() -> anyhow::Result<()> {
         Command::Service(a) => service::run(a),
         Command::Git(a) => git::run(a),
         Command::Page(a) => page::run(a),
+        Command::Recall(a) => recall::run(a),
     }
 }

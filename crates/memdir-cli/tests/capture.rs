@@ -6,6 +6,7 @@
 mod common;
 use common::{Fixture, git, stderr, stdout};
 use serde_json::{Value, json};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 const SESSION: &str = "5f2c1a9e-3b7d-4c21-9e0f-2a8b6c4d1e77";
@@ -111,11 +112,28 @@ fn a_second_pre_compact_appends_only_the_new_turns() {
     let a = pre_compact(&f, &part).success();
     assert!(stdout(&a).contains("5 new turns"), "{}", stdout(&a));
     assert!(f.get(SAVED).contains("transcript-lines: 7\n"));
+    let first = std::fs::read(f.root().join(SAVED)).unwrap();
+    let inode = std::fs::metadata(f.root().join(SAVED)).unwrap().ino();
     std::fs::copy(fixture_transcript(), &part).unwrap();
     let a = pre_compact(&f, &part).success();
     assert!(stdout(&a).contains("8 new turns"), "{}", stdout(&a));
-    // Saved in two steps, the file is byte for byte the file saved in one.
-    assert_eq!(f.get(SAVED), once.get(SAVED));
+    // The second save appended to the file in place: the same file (not a new one renamed over
+    // it), its first save's bytes untouched, then the new turns and how far the file now goes.
+    let second = std::fs::read(f.root().join(SAVED)).unwrap();
+    assert_eq!(
+        std::fs::metadata(f.root().join(SAVED)).unwrap().ino(),
+        inode,
+        "the file was rewritten, not appended to"
+    );
+    assert_eq!(&second[..first.len()], &first[..]);
+    // Saved in two steps, the file is the file saved in one, but for the first save's count in
+    // the frontmatter and the line the second appended after its turns.
+    assert_eq!(
+        f.get(SAVED),
+        once.get(SAVED)
+            .replace("transcript-lines: 18\n", "transcript-lines: 7\n")
+            + "<!-- transcript-lines: 18 -->\n"
+    );
     // A third save finds nothing new: no change, no log line.
     let before = (commits(&f), f.get("log/2026-11-30.md"));
     let a = pre_compact(&f, &part).success();
@@ -125,6 +143,31 @@ fn a_second_pre_compact_appends_only_the_new_turns() {
         stdout(&a)
     );
     assert_eq!((commits(&f), f.get("log/2026-11-30.md")), before);
+}
+
+#[test]
+fn each_later_save_appends_its_turns_and_its_count() {
+    let f = Fixture::new();
+    let part = first_lines(&f, 5);
+    pre_compact(&f, &part).success();
+    let full = std::fs::read_to_string(fixture_transcript()).unwrap();
+    let mut saves = vec![std::fs::read(f.root().join(SAVED)).unwrap()];
+    for n in [12, 18] {
+        let text: String = full.split_inclusive('\n').take(n).collect();
+        std::fs::write(&part, text).unwrap();
+        pre_compact(&f, &part).success();
+        let now = std::fs::read(f.root().join(SAVED)).unwrap();
+        let before = saves.last().unwrap();
+        assert_eq!(&now[..before.len()], &before[..], "save of {n} lines");
+        assert!(
+            String::from_utf8_lossy(&now).ends_with(&format!("\n<!-- transcript-lines: {n} -->\n"))
+        );
+        saves.push(now);
+    }
+    // Each turn is in the file once.
+    let saved = f.get(SAVED);
+    assert_eq!(saved.matches("## 09:00:12 user").count(), 1);
+    assert_eq!(saved.matches("Let me look at the worker.").count(), 1);
 }
 
 #[test]
@@ -143,7 +186,7 @@ fn a_line_still_being_written_waits_for_the_next_save() {
     text.push_str(&fourth[40..]);
     std::fs::write(&part, &text).unwrap();
     pre_compact(&f, &part).success();
-    assert!(f.get(SAVED).contains("transcript-lines: 4\n"));
+    assert!(f.get(SAVED).ends_with("\n<!-- transcript-lines: 4 -->\n"));
     assert!(f.get(SAVED).contains("Let me look at the worker."));
 }
 
@@ -502,6 +545,44 @@ fn recall_per_prompt_is_opt_in_and_says_facts_with_their_place() {
         ""
     );
     assert_eq!(user_prompt(&f, "?"), "");
+}
+
+/// Recall shows at least what `memdir search --limit 5` shows: a line search ranks among its
+/// first five is shown even when it holds one of the prompt's terms only. (Before, each line
+/// had to hold two, so recall found the evidence for fewer LoCoMo questions than search.)
+#[test]
+fn recall_shows_what_search_shows_first() {
+    let f = Fixture::new();
+    f.put(
+        "log/2026-11-29.md",
+        "- 10:00 Priya approved the payment retries for the refund queue
+- 11:00 lunch with Sam
+",
+    );
+    f.put(
+        "log/2026-11-30.md",
+        "- 09:00 the flaky kubernetes job got approved anyway
+",
+    );
+    recall_on(&f);
+    let prompt = "which payment retries did Priya approve?";
+    let search = stdout(
+        &f.cmd()
+            .args(["search", "--mode", "ranked", "--limit", "5", prompt])
+            .assert()
+            .success(),
+    );
+    assert!(search.contains("log/2026-11-30.md:1"), "{search}");
+    let out = user_prompt(&f, prompt);
+    assert!(
+        out.contains("log/2026-11-29.md:1: 10:00 Priya approved"),
+        "{out}"
+    );
+    assert!(
+        out.contains("log/2026-11-30.md:1: 09:00 the flaky kubernetes job got approved anyway"),
+        "{out}"
+    );
+    assert!(!out.contains("lunch"), "{out}");
 }
 
 #[test]

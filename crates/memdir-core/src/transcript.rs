@@ -568,6 +568,25 @@ pub fn parse_header(text: &str) -> Option<(Header, usize)> {
     kind.then_some((h, 4 + end + 5))
 }
 
+/// The line each save after the first ends a session file with: how many transcript lines the
+/// file holds from then on (the frontmatter's `transcript-lines` is what the first save took).
+/// A save appends its turns and this line, so the file is never rewritten.
+pub fn render_progress(lines: usize) -> String {
+    format!("<!-- transcript-lines: {lines} -->\n")
+}
+
+/// How many transcript lines a session file holds: its last line when that is a
+/// [`render_progress`] line, its frontmatter's `transcript-lines` otherwise. Only memdir ends
+/// the file with that line: a turn's text always ends with a blank line, so text quoting it is
+/// never last.
+pub fn saved_lines(text: &str, header: &Header) -> usize {
+    text.strip_suffix(" -->\n")
+        .and_then(|t| t.rsplit_once('\n'))
+        .and_then(|(_, last)| last.strip_prefix("<!-- transcript-lines: "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(header.lines)
+}
+
 /// The short id in a session file's name: the session id's first 8 letters and digits,
 /// lowercase (`session` when it has none).
 pub fn short_id(session: &str) -> String {
@@ -668,6 +687,30 @@ mod tests {
             ..back
         };
         assert_eq!(parse_header(&render_header(&empty)).unwrap().0, empty);
+    }
+
+    #[test]
+    fn the_last_progress_line_says_how_far_the_file_goes() {
+        let h = Header {
+            host: "claude-code".into(),
+            session: "s".into(),
+            cwd: String::new(),
+            lines: 7,
+        };
+        let turn = "## 09:00:12 user\n\nhi\n\n";
+        let first = format!("{}{turn}", render_header(&h));
+        assert_eq!(saved_lines(&first, &h), 7);
+        let second = format!("{first}{turn}{}", render_progress(12));
+        assert_eq!(saved_lines(&second, &h), 12);
+        let third = format!("{second}\n{turn}{}", render_progress(15));
+        assert_eq!(saved_lines(&third, &h), 15);
+        // Text that quotes the line is followed by the blank line every turn ends with.
+        let quoted = format!("{first}## 09:01:00 user\n\n{}\n", render_progress(99_999));
+        assert_eq!(saved_lines(&quoted, &h), 7);
+        assert_eq!(
+            saved_lines(&format!("{first}<!-- transcript-lines: x -->\n"), &h),
+            7
+        );
     }
 
     #[test]

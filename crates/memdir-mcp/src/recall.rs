@@ -6,9 +6,12 @@
 //! embedder is configured) searches, through the engine's public API; session transcripts and
 //! offloaded outputs are left out (they hold the conversation itself, and would only echo it).
 //! Nothing is shown unless the prompt clears a floor: one of the lines found must hold
-//! [`MIN_SHARE`] of the prompt's distinct terms (stemmed, stop words left out), and each line
-//! shown at least [`MIN_TERMS`] of them (all of them when the prompt has fewer), so a prompt
-//! that memory knows nothing about gets nothing. (BM25 scores cannot be the
+//! [`MIN_SHARE`] of the prompt's distinct terms (stemmed, stop words left out), so a prompt
+//! that memory knows nothing about gets nothing. Then search's own first [`SEARCH_TOP`] lines
+//! are shown (what `memdir search --limit 5` shows, so recall never finds less than it), and
+//! after them up to [`MAX_LINES`] in all from further down that hold at least [`MIN_TERMS`] of
+//! the prompt's terms (all of them when it has fewer): lines that share the prompt's words
+//! but rank below the first five, as the other half of a two-part question does. (BM25 scores cannot be the
 //! floor: they depend on the size of the memory, and in a small one a term in most lines
 //! scores zero however relevant the line is.) What is injected is a list of facts with their `file:line`, never
 //! instructions, within a character budget; a line from an external source (a log entry marked
@@ -24,14 +27,18 @@ use memdir_core::text::one_line;
 use memdir_core::tokenize::Tokenizer;
 use memdir_core::transcript::SESSIONS_DIR;
 
-/// The most lines recall injects.
-pub const MAX_LINES: usize = 5;
+/// The most lines recall injects: search's first [`SEARCH_TOP`] and two more that hold the
+/// prompt's terms.
+pub const MAX_LINES: usize = 7;
 /// How many of the prompt's distinct terms each line shown must hold (see BENCHMARKS.md,
 /// "Recall per prompt").
 pub const MIN_TERMS: usize = 2;
 /// What share of them one line found must hold for anything to be shown: a memory whose best
 /// line shares two common words with a long prompt knows nothing about it.
 pub const MIN_SHARE: f64 = 0.34;
+/// How many of search's own first lines recall shows whatever terms they hold (see [`Floor`]).
+/// Five, as `memdir search` shows by default: recall never shows less than that search would.
+pub const SEARCH_TOP: usize = 5;
 /// The most words of a prompt that are searched.
 const MAX_WORDS: usize = 48;
 
@@ -60,10 +67,46 @@ pub struct Recalled {
     pub external: bool,
 }
 
-/// The lines to recall for `prompt`, best first: at most [`MAX_LINES`], each holding at least
-/// [`MIN_TERMS`] of its terms, and none unless one holds [`MIN_SHARE`] of them. `hybrid` searches words and meaning (needs an embedder);
-/// otherwise words.
+/// How recall picks its lines; [`Floor::default`] is what the hook uses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Floor {
+    /// The most lines shown.
+    pub max_lines: usize,
+    /// How many of search's own first lines are shown whatever terms they hold, once the prompt
+    /// clears the gate: what `memdir search --limit N` would show, so recall never shows less.
+    pub search_top: usize,
+    /// How many of the prompt's distinct terms each other line must hold.
+    pub min_terms: usize,
+    /// What share of them one line found must hold for anything to be shown.
+    pub min_share: f64,
+}
+
+impl Default for Floor {
+    fn default() -> Floor {
+        Floor {
+            max_lines: MAX_LINES,
+            search_top: SEARCH_TOP,
+            min_terms: MIN_TERMS,
+            min_share: MIN_SHARE,
+        }
+    }
+}
+
+/// The lines to recall for `prompt`, best first, by the [`Floor::default`]. `hybrid` searches
+/// words and meaning (needs an embedder); otherwise words.
 pub fn recall(mem: &Memory, prompt: &str, hybrid: bool) -> Result<Vec<Recalled>, memdir::Error> {
+    recall_with(mem, prompt, hybrid, &Floor::default())
+}
+
+/// [`recall`] by `floor`: nothing unless one line found holds `min_share` of the prompt's terms;
+/// then search's first `search_top` lines, and after them the next lines that hold
+/// `min_terms` of its terms, `max_lines` in all.
+pub fn recall_with(
+    mem: &Memory,
+    prompt: &str,
+    hybrid: bool,
+    floor: &Floor,
+) -> Result<Vec<Recalled>, memdir::Error> {
     let q = query(prompt);
     if q.is_empty() {
         return Ok(Vec::new());
@@ -75,17 +118,18 @@ pub fn recall(mem: &Memory, prompt: &str, hybrid: bool) -> Result<Vec<Recalled>,
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    // The floor is two gates: the prompt is about memory when its best line holds enough of
-    // its terms (`gate`); then each line shown must hold at least two of them (`need`).
-    let need = MIN_TERMS.min(wanted.len());
-    let gate = ((MIN_SHARE * wanted.len() as f64).ceil() as usize)
+    // The floor is two gates: the prompt is about memory when a line found holds enough of
+    // its terms (`gate`); then each line shown past search's own first ones must hold at
+    // least two of them (`need`).
+    let need = floor.min_terms.min(wanted.len());
+    let gate = ((floor.min_share * wanted.len() as f64).ceil() as usize)
         .max(need)
         .min(wanted.len());
     let mode = if hybrid { Mode::Hybrid } else { Mode::Ranked };
     let mut req = SearchRequest::new(q);
     req.mode = mode;
     // More than kept: transcripts and offloads are dropped after the search.
-    req.limit = Some(MAX_LINES * 4);
+    req.limit = Some(floor.max_lines.max(floor.search_top) * 4);
     let found = match mem.search(&req) {
         Ok(f) => f,
         // A query of stop words alone is refused by ranked search: nothing to recall.
@@ -94,20 +138,19 @@ pub fn recall(mem: &Memory, prompt: &str, hybrid: bool) -> Result<Vec<Recalled>,
     };
     let mut out = Vec::new();
     let mut about = false;
+    let mut rank = 0;
     for h in found.hits {
         let top = h.path.split('/').next().unwrap_or("");
         if h.is_context || top == SESSIONS_DIR || top == crate::offload::OFFLOAD_DIR {
             continue;
         }
-        if out.len() == MAX_LINES {
-            break;
-        }
+        rank += 1;
         let have = tok.terms(&h.text);
         let held = wanted.iter().filter(|t| have.contains(t)).count();
-        if held < need {
+        about |= held >= gate;
+        if out.len() == floor.max_lines || (rank > floor.search_top && held < need) {
             continue;
         }
-        about |= held >= gate;
         let score = h.score.unwrap_or(0.0);
         let external = is_external(mem, &h.path, &h.text);
         out.push(Recalled {

@@ -3,8 +3,8 @@
 //!
 //! The transcript is streamed line by line, never read whole; each complete line is parsed and
 //! rendered by [`memdir_core::transcript`]. The file it lands in is named after the session's
-//! first timestamp, so every save of one session finds the same file, and the file's frontmatter
-//! says how many transcript lines it holds, so a later save renders only the lines after them
+//! first timestamp, so every save of one session finds the same file, and the file says how many
+//! transcript lines it holds, so a later save renders only the lines after them
 //! (hosts only ever append to a transcript). A last line without its newline is still being
 //! written by the host and is left for the next save. A line that is not JSON is skipped with a
 //! warning; it never stops the save.
@@ -12,15 +12,17 @@
 //! Tool results too long to inline go, all of one save together, into one offload file (labelled
 //! `source: external`, as `memdir offload` labels external output), and the session file points
 //! to their line ranges. One save is at most three changes: that offload file, the session file
-//! (created only if absent, replaced only at the version that was read, so two saves of one
+//! (created only if absent, appended to only at the version that was read, so two saves of one
 //! session never interleave and neither holds a lock while it parses), and the caller's log line.
+//! A later save appends its turns and a line with the new count ([`render_progress`]): it
+//! writes only the new bytes, never the file again.
 
 use memdir::{Error, Memory, Precondition, Version};
 use memdir_core::note::mark_external;
 use memdir_core::transcript::{
     Block, Header, Parsed, Turn, is_big_result, line_timestamp, offload_reference,
-    parse_claude_line, parse_codex_line, parse_header, render_header, render_turn, session_path,
-    short_id,
+    parse_claude_line, parse_codex_line, parse_header, render_header, render_progress, render_turn,
+    saved_lines, session_path, short_id,
 };
 use std::io::BufRead;
 
@@ -98,7 +100,7 @@ fn target(mem: &Memory, start: jiff::Timestamp, session: &str) -> Result<Target,
     let version = Version::of(&bytes);
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let skip = match parse_header(&text) {
-        Some((h, _)) if h.session == memdir_core::text::one_line(session) => h.lines,
+        Some((h, _)) if h.session == memdir_core::text::one_line(session) => saved_lines(&text, &h),
         _ => {
             return Err(Error::Invalid(format!(
                 "{path} exists but is not memdir's transcript of session {session}: move it away, then save again"
@@ -316,34 +318,19 @@ pub fn save(
             )?;
         }
         Some((old, version)) => {
-            // Only the header's line count moves on; every other byte of the file stays as it
-            // was, and the new turns follow.
-            let mut text = with_line_count(old, lines).ok_or_else(|| {
-                Error::Invalid(format!(
-                    "{} is not memdir's transcript file any more: move it away, then save again",
-                    t.path
-                ))
-            })?;
-            if !text.ends_with("\n\n") {
+            // Only the new turns and the line saying how far the file now goes are written:
+            // every byte already in the file stays as it was.
+            let mut text = String::new();
+            if !old.ends_with("\n\n") {
                 text.push('\n');
             }
             text.push_str(&rendered);
-            never_gated(
-                mem.with_precondition(Precondition::Matches(version.clone()))
-                    .write(&t.path, &text)?,
-            )?;
+            text.push_str(&render_progress(lines));
+            mem.with_precondition(Precondition::Matches(version.clone()))
+                .append(&t.path, &text)?;
         }
     }
     Ok(saved)
-}
-
-/// A session file's text with its `transcript-lines` set to `lines`.
-fn with_line_count(text: &str, lines: usize) -> Option<String> {
-    let (_, body) = parse_header(text)?;
-    let key = "\ntranscript-lines: ";
-    let at = text[..body].find(key)? + key.len();
-    let end = at + text[at..].find('\n')?;
-    Some(format!("{}{lines}{}", &text[..at], &text[end..]))
 }
 
 /// The turn with each long tool result parked in the offload file and a pointer in its place.

@@ -65,6 +65,22 @@ pub(crate) fn write(cx: &Ctx, path: &str, content: &str) -> Result<Outcome, Erro
     Ok(Outcome::Done(()))
 }
 
+/// Appends `text` to a file that is not a note, log or loaded file ([`crate::Memory::append`]):
+/// the new bytes only, at the version the caller read.
+pub(crate) fn append(cx: &Ctx, path: &str, text: &str) -> Result<(), Error> {
+    let p = MemPath::parse_file(path)?;
+    crate::gates::refuse_gate_files(cx, &p)?;
+    crate::trust::refuse_append(cx, &p)?;
+    let guarded = crate::guard::content(cx, p.as_str(), text, None)?;
+    let tx =
+        crate::change::begin_append(cx, "append", &p, &guarded.text)?.redacted(&guarded.redacted);
+    if cx.expect != Precondition::Any {
+        cx.check_base(&p, cx.read_bytes_opt(&p)?.as_deref())?;
+    }
+    cx.store.append(&p, guarded.text.as_bytes())?;
+    tx.commit()
+}
+
 /// Refuses a `.gitignore` that would hide memory from history: any file there now, or one
 /// of the layout's files, that git records today and would not after the write.
 fn refuse_hiding_ignore(cx: &Ctx, p: &MemPath, content: &str) -> Result<(), Error> {

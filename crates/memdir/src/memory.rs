@@ -396,6 +396,16 @@ impl Memory {
         crate::files::write(&self.cx, path, content)
     }
 
+    /// Appends `text` to the end of a file that is never loaded into the context (a session
+    /// transcript under `sessions/`, an offload, the archive), creating it when absent: only the
+    /// new bytes are written, and an append cut short is cut back by the next change, as a log
+    /// entry's is. A precondition ([`Memory::with_precondition`]) is checked against the file as
+    /// it was before the append. Notes, scratch notes, logs and the files loaded on every turn
+    /// are refused: they are written whole, or with [`Memory::log`].
+    pub fn append(&self, path: &str, text: &str) -> Result<(), Error> {
+        crate::files::append(&self.cx, path, text)
+    }
+
     /// Replaces exactly one occurrence of `old` with `new` in a file.
     pub fn edit(&self, path: &str, old: &str, new: &str) -> Result<Outcome, Error> {
         crate::files::edit(&self.cx, path, old, new)

@@ -69,6 +69,17 @@ fn refuse(p: &MemPath) -> Error {
     ))
 }
 
+/// Refuses an append ([`crate::Memory::append`]) to a file that is loaded into the context or
+/// indexed, or to `.gitignore`: those are written whole, where their labels and checks apply.
+pub(crate) fn refuse_append(mem: &Ctx, p: &MemPath) -> Result<(), Error> {
+    if place(&mem.layout(), p) == Place::Other && p.file_name() != Some(".gitignore") {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "{p} cannot be appended to (it is a note, a log, or loaded on every turn): write it whole instead"
+    )))
+}
+
 /// True when a write to `p` needs the file's current text for [`label`].
 pub(crate) fn needs_current(mem: &Ctx, p: &MemPath) -> bool {
     mem.actor().source == Source::Agent

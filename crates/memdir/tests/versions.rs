@@ -84,3 +84,49 @@ fn create_only_never_replaces() {
     assert_eq!(e.kind(), ErrorKind::Conflict);
     assert!(e.to_string().contains("it is now deleted"), "{e}");
 }
+
+/// An append writes only its bytes at the end of the file, at the version the caller read, and
+/// is refused where a file is written whole (notes, logs, core).
+#[test]
+fn append_adds_to_the_end_at_the_version_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::init_with(dir.path(), clock(), true).unwrap();
+    let path = "sessions/2026-11-30/090000-s.md";
+    mem.with_precondition(Precondition::Absent)
+        .append(path, "one\n")
+        .unwrap();
+    let v1 = memdir::Version::of(&mem.read(path).unwrap());
+    let file = dir.path().join(path);
+    let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&file).unwrap());
+    mem.with_precondition(Precondition::Matches(v1.clone()))
+        .append(path, "two\n")
+        .unwrap();
+    assert_eq!(mem.read(path).unwrap(), b"one\ntwo\n");
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&file).unwrap()),
+        inode
+    );
+    // A second writer that read the first version is refused, and writes nothing.
+    let e = mem
+        .with_precondition(Precondition::Matches(v1))
+        .append(path, "stale\n")
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    let e = mem
+        .with_precondition(Precondition::Absent)
+        .append(path, "again\n")
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert_eq!(mem.read(path).unwrap(), b"one\ntwo\n");
+    for p in [
+        "notes/a.md",
+        "log/2026-11-30.md",
+        "core.md",
+        "scratch/x.md",
+        ".gitignore",
+    ] {
+        let e = mem.append(p, "x\n").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Invalid, "{p}: {e}");
+        assert!(e.to_string().contains("cannot be appended to"), "{p}: {e}");
+    }
+}
