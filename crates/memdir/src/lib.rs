@@ -19,6 +19,7 @@ mod change;
 mod clock;
 pub mod consolidate;
 mod error;
+pub mod forget;
 pub mod gates;
 pub mod guard;
 pub mod history;

@@ -1015,7 +1015,7 @@ impl Memory {
 impl Memory {
     /// What a search of this memory is handed: where its files are, today, the warm copy, the
     /// embedder and the backend's own vector index.
-    fn searcher(&self) -> Searcher<'_> {
+    pub(crate) fn searcher(&self) -> Searcher<'_> {
         Searcher {
             corpus: match self.store.local_root() {
                 Some(root) => Corpus::Folder(root),
@@ -1029,6 +1029,18 @@ impl Memory {
             embedder: &self.embedder,
             vectors: self.vectors.as_ref(),
         }
+    }
+
+    /// Forgets a file or every line holding a text, in the files and in every version history
+    /// keeps (see [`crate::forget`]); `glob` is the `--path` `what` was built with, recorded
+    /// instead of the text. Only source `user` may; any other is refused and recorded.
+    pub fn forget(
+        &self,
+        what: &memdir_core::forget::Forget,
+        glob: Option<&str>,
+        dry_run: bool,
+    ) -> Result<crate::forget::ForgetOutcome, Error> {
+        crate::forget::forget(self, what, glob, dry_run)
     }
 
     /// Searches the memory folder.
