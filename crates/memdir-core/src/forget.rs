@@ -96,7 +96,7 @@ impl Forget {
     /// True when the file at `path` is one this forget looks into.
     pub fn covers(&self, path: &str) -> bool {
         match &self.target {
-            Target::File(p) => p.as_str() == path,
+            Target::File(p) => p.as_str() == path || index_link(p, path).is_some(),
             Target::Lines { glob, .. } => glob.as_ref().is_none_or(|(_, g)| g.is_match(path)),
         }
     }
@@ -107,7 +107,15 @@ impl Forget {
             return Scrub::Keep;
         }
         match &self.target {
-            Target::File(_) => Scrub::Drop,
+            Target::File(p) if p.as_str() == path => Scrub::Drop,
+            // A generated index (`MEMORY.md`, a folder's index) lists the file by its
+            // description: that line goes with it.
+            Target::File(p) => {
+                match index_link(p, path).and_then(|link| remove_lines(bytes, link.as_bytes())) {
+                    Some((out, n)) => Scrub::Rewrite(out, n),
+                    None => Scrub::Keep,
+                }
+            }
             Target::Lines { text, .. } => match remove_lines(bytes, text.as_bytes()) {
                 Some((out, n)) => Scrub::Rewrite(out, n),
                 None => Scrub::Keep,
@@ -136,6 +144,17 @@ impl Forget {
         }
         Some(out)
     }
+}
+
+/// When `index` is a generated index (`MEMORY.md`) in a folder above `file`, the link target
+/// its line for `file` holds: `(notes/a.md)`, relative to the index's folder.
+fn index_link(file: &MemPath, index: &str) -> Option<String> {
+    let dir = index.strip_suffix(crate::note::INDEX_FILE)?;
+    if !(dir.is_empty() || dir.ends_with('/')) {
+        return None;
+    }
+    let rel = file.as_str().strip_prefix(dir)?;
+    Some(format!("]({rel})"))
 }
 
 /// `bytes` without every line that contains `needle` (a line keeps its own line ending), and
@@ -180,7 +199,7 @@ fn compile(g: &str) -> Result<GlobSet, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
 
@@ -214,6 +233,19 @@ mod tests {
         assert_eq!(f.scrub("notes/a.md", b"x"), Scrub::Drop);
         assert_eq!(f.scrub("notes/ab.md", b"x"), Scrub::Keep);
         assert_eq!(f.scrub_message("write notes/a.md\n"), None);
+        // Its line in a generated index goes with it, and only its line.
+        let index = b"# Memory index\n- [a](notes/a.md) \xe2\x80\x94 x\n- [ab](notes/ab.md) \xe2\x80\x94 y\n";
+        match f.scrub("MEMORY.md", index) {
+            Scrub::Rewrite(out, 1) => {
+                assert!(!String::from_utf8(out).unwrap().contains("(notes/a.md)"))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            f.scrub("notes/MEMORY.md", b"- [a](a.md) x\n"),
+            Scrub::Rewrite(Vec::new(), 1)
+        );
+        assert_eq!(f.scrub("log/x.md", b"- [a](notes/a.md)\n"), Scrub::Keep);
     }
 
     #[test]
