@@ -475,12 +475,25 @@ fn sync_dir(dir: &Path) -> Result<(), StoreError> {
         .map_err(|e| io("syncing objects/pack", e))
 }
 
-/// Removes every pack but `keep` (its `.idx` first, so git stops reading it before its data
-/// goes), every loose object, and the caches that list objects (commit-graph, multi-pack index,
-/// `info/packs`), which would name objects that are gone.
+/// Removes the caches that list objects (commit-graph, multi-pack index, `info/packs`), which
+/// would name objects that are gone, then every pack but `keep` (its `.idx` first, so git stops
+/// reading it before its data goes) and every loose object.
 fn prune(dot_git: &Path, keep: &str) -> Result<(), StoreError> {
     let objects = dot_git.join("objects");
     let pack_dir = objects.join("pack");
+    // The caches first: a commit-graph naming a commit that is gone fails `git fsck` (found
+    // by `memdir-bench forget-crash`: a kill between the two steps left one).
+    for cache in ["info/packs", "info/commit-graph"] {
+        remove_file_if_there(&objects.join(cache))?;
+    }
+    remove_dir_if_there(&objects.join("info/commit-graphs"))?;
+    for midx in [
+        "multi-pack-index",
+        "multi-pack-index.bitmap",
+        "multi-pack-index.rev",
+    ] {
+        remove_file_if_there(&pack_dir.join(midx))?;
+    }
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&pack_dir)
         .map_err(|e| io("objects/pack", e))?
         .flatten()
@@ -509,10 +522,6 @@ fn prune(dot_git: &Path, keep: &str) -> Result<(), StoreError> {
             remove_dir_if_there(&e.path())?;
         }
     }
-    for cache in ["info/packs", "info/commit-graph"] {
-        remove_file_if_there(&objects.join(cache))?;
-    }
-    remove_dir_if_there(&objects.join("info/commit-graphs"))?;
     Ok(())
 }
 
