@@ -319,3 +319,84 @@ fn a_memory_without_git_forgets_the_files() {
     let a = f.cmd().args(["forget", "notes/none.md"]).assert().code(1);
     assert!(stderr(&a).contains("nothing to forget"));
 }
+
+/// The same on PostgreSQL: afterwards no row in any memdir table holds the bytes, as text or
+/// inside a `bytea` (history deltas, pending copies, files, vectors), and history, blame and
+/// undo still answer.
+#[test]
+fn forget_on_postgresql_leaves_no_row_holding_it() {
+    let db = memdir_store_pg::pg_or_skip!();
+    let tmp = tempfile::tempdir().unwrap();
+    let url = db.url("ann");
+    let memdir = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("memdir")
+            .unwrap()
+            .env_clear()
+            .env("MEMDIR_STORE", &url)
+            .env("MEMDIR_NOW", common::NOW)
+            .env("TZ", "UTC")
+            .env("HOME", tmp.path())
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let dump = || {
+        let out = std::process::Command::new("pg_dump")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                "--data-only",
+                "--schema=memdir",
+            ])
+            .arg(&db.name)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let hex: String = SECRET.bytes().map(|b| format!("{b:02x}")).collect();
+    let holds = |d: &str| d.contains(SECRET) || d.contains(&hex);
+    memdir(&["init"]);
+    for i in 0..30 {
+        if i % 2 == 0 {
+            memdir(&["log", &format!("visit {i} to {SECRET}")]);
+        } else {
+            memdir(&[
+                "--reason",
+                &format!("moved to {SECRET}"),
+                "write",
+                "notes/me.md",
+                &format!("name: Ann\naddress: {SECRET} {i}\nlikes: tea\n"),
+            ]);
+        }
+    }
+    memdir(&["search", "--mode", "ranked", "Elm Street"]);
+    assert!(holds(&dump()), "the test's dump cannot see the bytes");
+    let dry = memdir(&["forget", "--match", SECRET, "--dry-run"]);
+    assert!(dry.contains("would rewrite 30 commits"), "{dry}");
+    assert!(holds(&dump()), "a dry run changed rows");
+
+    let out = memdir(&["forget", "--match", SECRET]);
+    assert!(out.contains("rewrote 30 commits"), "{out}");
+    assert!(!holds(&dump()), "a row still holds it");
+    let history = memdir(&["history", "--limit", "40"]);
+    assert!(
+        history.lines().next().unwrap().contains("forget *"),
+        "{history}"
+    );
+    assert!(!history.contains(SECRET));
+    let blame = memdir(&["blame", "notes/me.md"]);
+    assert!(blame.contains("likes: tea"), "{blame}");
+    memdir(&["write", "notes/me.md", "name: Ann\n"]);
+    memdir(&["undo"]);
+    assert!(memdir(&["read", "notes/me.md"]).contains("likes: tea"));
+    // Ranked search rebuilt its index from the files: nothing left to find.
+    let found = memdir(&["search", "--mode", "ranked", "Elm Street tea"]);
+    assert!(!found.contains(SECRET), "{found}");
+    assert!(!holds(&dump()), "a row holds it after the search");
+}
