@@ -15,9 +15,9 @@
 //! Only a person may forget: any other source is refused, and the refusal is recorded in
 //! history (naming what was asked for by path or glob only, never by the text).
 
+use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::history::Change;
-use crate::memory::Memory;
 use crate::provenance::{Source, apply};
 use crate::store::EntryKind;
 use memdir_core::forget::{Forget, Scrub};
@@ -89,7 +89,7 @@ fn summary(files: &[ForgotFile], reason: Option<&str>) -> String {
 }
 
 /// Every file of the memory, in path order.
-fn all_files(mem: &Memory) -> Result<Vec<MemPath>, Error> {
+fn all_files(mem: &Ctx) -> Result<Vec<MemPath>, Error> {
     let mut out = Vec::new();
     let mut stack = vec![MemPath::root()];
     while let Some(d) = stack.pop() {
@@ -106,7 +106,7 @@ fn all_files(mem: &Memory) -> Result<Vec<MemPath>, Error> {
 
 /// Runs a forget (see the module docs). `glob` is what `what` was built with, for the record.
 pub(crate) fn forget(
-    mem: &Memory,
+    mem: &Ctx,
     what: &Forget,
     glob: Option<&str>,
     dry_run: bool,
@@ -172,7 +172,7 @@ pub(crate) fn forget(
     }
     // The person's reason goes into the recorded summary, after the counts.
     let plain = mem.with_reason(None);
-    let tx = plain.begin("forget", &path)?;
+    let tx = crate::change::begin(&plain, "forget", &path)?;
     apply(mem.store().as_ref(), &changes)?;
     if let Err(e) = crate::index::refresh(mem) {
         mem.warn(format!("could not regenerate MEMORY.md after forget: {e}"));
@@ -195,7 +195,7 @@ pub(crate) fn forget(
     })
 }
 
-fn record<'a>(mem: &'a Memory, path: &'a str, reason: &'a str, at: jiff::Timestamp) -> Change<'a> {
+fn record<'a>(mem: &'a Ctx, path: &'a str, reason: &'a str, at: jiff::Timestamp) -> Change<'a> {
     Change {
         op: "forget",
         path,
@@ -208,14 +208,14 @@ fn record<'a>(mem: &'a Memory, path: &'a str, reason: &'a str, at: jiff::Timesta
 }
 
 /// Records that a forget was refused, and says why.
-fn refuse(mem: &Memory, path: &str) -> Error {
+fn refuse(mem: &Ctx, path: &str) -> Error {
     let who = mem.actor().source.as_str();
     let reason = format!("refused: forget needs source user, this was {who}");
     let mut recorded = false;
     if let Some(h) = mem.history_backend() {
         let record = || -> Result<Option<String>, Error> {
             let plain = mem.with_reason(None);
-            let _tx = plain.begin("forget refused", path)?;
+            let _tx = crate::change::begin(&plain, "forget refused", path)?;
             Ok(h.record_empty(&Change {
                 op: "forget refused",
                 path,
