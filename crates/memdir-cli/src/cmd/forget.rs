@@ -12,7 +12,7 @@ use memdir_core::forget::Forget;
 /// may forget; the forget is recorded as a change that says how much went, never what.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memdir forget notes/home-address.md\n  memdir forget --match \"12 Elm Street\" --dry-run\n  memdir forget --match sk-live- --path \"log/**\" --reason \"leaked key\"\n\nWhat it cannot reach: clones and copies made before, and backups: rotate those after."
+    after_help = "Examples:\n  memdir forget notes/home-address.md\n  memdir forget --match \"12 Elm Street\" --dry-run\n  memdir forget --match sk-live- --path \"*.md\" --reason \"leaked key\"\n\nWhat it cannot reach: clones and copies made before, and backups: rotate those after."
 )]
 pub struct Args {
     /// The file to forget, in every version.
