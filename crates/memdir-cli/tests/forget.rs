@@ -254,7 +254,7 @@ fn forget_a_file_removes_it_from_every_version() {
     assert!(!f.get("MEMORY.md").contains("priya"));
     // The log line that names her is the person's to forget with --match.
     assert!(
-        f.get(&git(&f, &["ls-files", "log"]).trim().to_string())
+        f.get(git(&f, &["ls-files", "log"]).trim())
             .contains("met priya")
     );
 }

@@ -163,12 +163,13 @@ pub(crate) fn forget(
             history: report,
         });
     }
-    if history.is_none() && files.is_empty() {
-        if let Some(p) = what.path() {
-            return Err(Error::NotFound(format!(
-                "{p} does not exist: nothing to forget"
-            )));
-        }
+    if history.is_none()
+        && files.is_empty()
+        && let Some(p) = what.path()
+    {
+        return Err(Error::NotFound(format!(
+            "{p} does not exist: nothing to forget"
+        )));
     }
     // The person's reason goes into the recorded summary, after the counts.
     let plain = mem.with_reason(None);
