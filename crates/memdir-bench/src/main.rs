@@ -11,6 +11,7 @@
 //! ```
 
 mod crash;
+mod forget_crash;
 mod git;
 mod locomo;
 mod page;
@@ -37,6 +38,8 @@ enum Command {
     Speed(speed::Args),
     /// SIGKILL memdir at random points of every kind of write; check nothing tears or is lost.
     Crash(crash::Args),
+    /// SIGKILL `memdir forget` at random points; history is the old or the new, never broken.
+    ForgetCrash(forget_crash::Args),
     /// Per-operation latency on a folder, S3 (and PostgreSQL), and the S3 search cache.
     Stores(stores::Args),
     /// Load on the multi-tenant service: two instances on one PostgreSQL, many clients.
@@ -73,6 +76,7 @@ fn main() -> anyhow::Result<()> {
         Command::Locomo(a) => locomo::run(a),
         Command::Speed(a) => speed::run(a),
         Command::Crash(a) => crash::run(a),
+        Command::ForgetCrash(a) => forget_crash::run(a),
         Command::Stores(a) => stores::run(a),
         Command::Service(a) => service::run(a),
         Command::Git(a) => git::run(a),

@@ -108,6 +108,7 @@ fn dispatch(command: Command, env: &Env) -> CliResult {
         Command::Blame(a) => cmd::blame::run(a, env),
         Command::Recent(a) => cmd::recent::run(a, env),
         Command::Undo(a) => cmd::undo::run(a, env),
+        Command::Forget(a) => cmd::forget::run(a, env),
         Command::Review(a) => cmd::review::run(a, env),
         Command::Consolidate(a) => cmd::consolidate::run(a, env),
         Command::Version(a) => cmd::version::run(a, env),

@@ -127,6 +127,8 @@ pub enum Command {
     Recent(cmd::recent::Args),
     /// Revert a change with a new commit (never rewrites history)
     Undo(cmd::undo::Args),
+    /// Remove a file or the lines holding a text from the files and all of history
+    Forget(cmd::forget::Args),
     /// List, accept or reject proposals to change core memory
     Review(cmd::review::Args),
     /// Propose tidy-ups from the logs since the last run (for cron): core facts, stale lines

@@ -23,6 +23,7 @@ pub mod diff;
 pub mod duration;
 pub mod edit;
 pub mod external;
+pub mod forget;
 pub mod gates;
 pub mod host;
 pub mod layout;

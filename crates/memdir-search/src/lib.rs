@@ -503,6 +503,34 @@ impl Searcher<'_> {
         hybrid::search(self, &scope, req, options, &|_, _| {})
     }
 
+    /// Deletes the search indexes' cached copies of the files at `paths` (for `forget`): the
+    /// SQLite files of the keyword and vector indexes are removed whole (SQLite keeps deleted
+    /// rows' bytes in free pages, so dropping rows would not be enough; both are caches the next
+    /// search rebuilds), and a backend's own vector index drops those files' rows, so the next
+    /// search embeds them again from what they hold now.
+    pub fn forget_indexes(&self, paths: &[String]) -> Result<(), Error> {
+        if let Some(root) = self.corpus.cache_root() {
+            let meta = root.join(memdir_folder::META_DIR);
+            for base in [sqlite::KEYWORD_DB, vector::VECTOR_FILE] {
+                for suffix in ["", "-wal", "-shm", "-journal"] {
+                    match std::fs::remove_file(meta.join(format!("{base}{suffix}"))) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => {
+                            return Err(Error::Store(memdir_store::StoreError::Backend(format!(
+                                "could not remove .memdir/{base}{suffix} after forget ({e}): delete it by hand, it may hold what was forgotten"
+                            ))));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(v) = self.vectors {
+            v.retouch(&[], paths).map_err(Error::Store)?;
+        }
+        Ok(())
+    }
+
     /// Rebuilds the keyword index of ranked mode from the files and returns how many files it
     /// holds. Never needed for correctness (every ranked search updates the index first); it
     /// is the cure for an index that was damaged in a way its checks cannot see.

@@ -15,8 +15,11 @@
 
 use crate::delta::{self, Before, Rev};
 use crate::{Db, db_err};
+use memdir_core::forget::{Forget, Scrub};
 use memdir_core::path::MemPath;
-use memdir_store::history::{BlameLine, Changes, HAND_EDIT, HistoryEntry, message, rfc3339};
+use memdir_store::history::{
+    BlameLine, Changes, ForgetReport, HAND_EDIT, HistoryEntry, Rewritten, message, rfc3339,
+};
 use memdir_store::{Actor, Source, StoreError};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -601,6 +604,241 @@ impl Db {
     }
 }
 
+/// What a forget records as its own change.
+struct ForgetRecord {
+    writer: String,
+    source: Option<String>,
+    message: String,
+    reason: Option<String>,
+    at_s: i64,
+}
+
+impl Db {
+    /// Rewrites every history row, and the pending copies, without what `forget` names, and
+    /// records the forget as a change, in one transaction (see [`History::forget`]). Ids are
+    /// derived from the tenant and sequence number, so a rewritten change keeps its id.
+    ///
+    /// [`History::forget`]: memdir_store::history::History::forget
+    async fn forget(
+        &self,
+        forget: Forget,
+        record: ForgetRecord,
+        dry_run: bool,
+    ) -> Result<ForgetReport, StoreError> {
+        let mut c = self.conn().await?;
+        let tx = c.transaction().await.map_err(db_err)?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(memdir.lock_key('history', $1, '')),
+                    pg_advisory_xact_lock(memdir.lock_key('tree', $1, ''))",
+            &[&self.tenant],
+        )
+        .await
+        .map_err(db_err)?;
+        let rows = tx
+            .query(
+                "SELECT seq, encode(id, 'hex'), files, summary, reason FROM memdir.history
+                 WHERE tenant_id = memdir.tenant_id($1) ORDER BY seq FOR UPDATE",
+                &[&self.tenant],
+            )
+            .await
+            .map_err(db_err)?;
+        struct Row {
+            seq: i64,
+            id: String,
+            files: Vec<Rev>,
+            summary: Option<String>,
+            reason: Option<String>,
+            changed: bool,
+        }
+        let mut table: Vec<Row> = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let summary: Option<String> = r.get(3);
+            let reason: Option<String> = r.get(4);
+            let new_summary = summary.as_deref().and_then(|t| forget.scrub_message(t));
+            let new_reason = reason.as_deref().and_then(|t| forget.scrub_message(t));
+            let changed = new_summary.is_some() || new_reason.is_some();
+            table.push(Row {
+                seq: r.get(0),
+                id: change_id(&self.tenant, r.get(0), r.get(1)),
+                files: decode(r.get(2))?,
+                summary: new_summary.or(summary),
+                reason: new_reason.or(reason),
+                changed,
+            });
+        }
+        // Each path history knows, walked back from where its newest change left it.
+        let mut paths: Vec<String> = table
+            .iter()
+            .flat_map(|r| r.files.iter().map(|f| f.path.clone()))
+            .filter(|p| forget.covers(p))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        let mut anchored = anchors(&*tx, &self.tenant, &paths).await?;
+        let mut versions = 0;
+        let mut lines = 0;
+        let mut scrub = |p: &str, v: Option<Vec<u8>>| -> Option<Vec<u8>> {
+            let b = v?;
+            match forget.scrub(p, &b) {
+                Scrub::Keep => Some(b),
+                Scrub::Drop => {
+                    versions += 1;
+                    None
+                }
+                Scrub::Rewrite(out, n) => {
+                    versions += 1;
+                    lines += n;
+                    Some(out)
+                }
+            }
+        };
+        let mut new_anchors: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+        for p in &paths {
+            // (row index, file index) of each change to `p`, oldest first.
+            let at: Vec<(usize, usize)> = table
+                .iter()
+                .enumerate()
+                .flat_map(|(i, r)| r.files.iter().position(|f| &f.path == p).map(|j| (i, j)))
+                .collect();
+            let anchor = anchored.remove(p).flatten();
+            let (afters, first_before) = walk_back(
+                anchor.clone(),
+                at.iter().rev().map(|&(i, j)| &table[i].files[j].before),
+            )?;
+            // Oldest first: before the first change, then after each change.
+            let mut chain: Vec<Option<Vec<u8>>> = vec![first_before];
+            chain.extend(afters.into_iter().rev());
+            let clean: Vec<Option<Vec<u8>>> = chain.iter().map(|v| scrub(p, v.clone())).collect();
+            for (k, &(i, j)) in at.iter().enumerate() {
+                if clean[k] == chain[k] && clean[k + 1] == chain[k + 1] {
+                    continue;
+                }
+                let before = Before::between(clean[k].as_deref(), clean[k + 1].as_deref());
+                let row = &mut table[i];
+                row.files[j].before = before;
+                row.changed = true;
+            }
+            if let Some(last) = clean.last()
+                && chain.last() != Some(last)
+            {
+                new_anchors.push((p.clone(), last.clone()));
+            }
+        }
+        let mut report = ForgetReport {
+            versions,
+            lines,
+            ..ForgetReport::default()
+        };
+        for r in table.iter().filter(|r| r.changed) {
+            report.rewritten.push(Rewritten {
+                old: r.id.clone(),
+                new: r.id.clone(),
+            });
+        }
+        if dry_run {
+            tx.rollback().await.map_err(db_err)?;
+            return Ok(report);
+        }
+        for r in table.iter().filter(|r| r.changed) {
+            tx.execute(
+                "UPDATE memdir.history SET files = $3, summary = $4, reason = $5
+                 WHERE tenant_id = memdir.tenant_id($1) AND seq = $2",
+                &[
+                    &self.tenant,
+                    &r.seq,
+                    &delta::encode(&r.files),
+                    &r.summary,
+                    &r.reason,
+                ],
+            )
+            .await
+            .map_err(db_err)?;
+        }
+        // The newest content history starts from: a change under way keeps it in `pending`;
+        // otherwise it is the file, which the engine rewrote already.
+        for (p, content) in &new_anchors {
+            let n = tx
+                .execute(
+                    "UPDATE memdir.pending SET existed = $3, content = $4
+                     WHERE tenant = $1 AND path = $2",
+                    &[
+                        &self.tenant,
+                        p,
+                        &content.is_some(),
+                        &content.clone().unwrap_or_default(),
+                    ],
+                )
+                .await
+                .map_err(db_err)?;
+            if n == 0 {
+                return Err(StoreError::Conflict(format!(
+                    "{p} still holds what forget removes: forget rewrites the files before history"
+                )));
+            }
+        }
+        // Any other pending copy that holds it (a file written since the last change).
+        let pending = tx
+            .query(
+                "SELECT path, existed, content FROM memdir.pending WHERE tenant = $1",
+                &[&self.tenant],
+            )
+            .await
+            .map_err(db_err)?;
+        for r in &pending {
+            let p: String = r.get(0);
+            let existed: bool = r.get(1);
+            if !existed || new_anchors.iter().any(|(a, _)| *a == p) {
+                continue;
+            }
+            let content: Vec<u8> = r.get(2);
+            let clean = match forget.scrub(&p, &content) {
+                Scrub::Keep => Some(content.clone()),
+                Scrub::Drop => None,
+                Scrub::Rewrite(out, _) => Some(out),
+            };
+            if clean.as_ref() != Some(&content) {
+                tx.execute(
+                    "UPDATE memdir.pending SET existed = $3, content = $4
+                     WHERE tenant = $1 AND path = $2",
+                    &[
+                        &self.tenant,
+                        &p,
+                        &clean.is_some(),
+                        &clean.unwrap_or_default(),
+                    ],
+                )
+                .await
+                .map_err(db_err)?;
+            }
+        }
+        let (op, summary) = (None::<String>, Some(summary(&record.message)));
+        let seq: i64 = tx
+            .query_one(
+                "INSERT INTO memdir.history
+                     (seq, at_s, tenant_id, writer, source, op, summary, reason, files)
+                 VALUES (nextval('memdir.history_seq'), $2, memdir.tenant_id($1),
+                         $3, $4, $5, $6, $7, $8)
+                 RETURNING seq",
+                &[
+                    &self.tenant,
+                    &record.at_s,
+                    &record.writer,
+                    &record.source,
+                    &op,
+                    &summary,
+                    &record.reason,
+                    &delta::encode(&[]),
+                ],
+            )
+            .await
+            .map_err(db_err)?
+            .get(0);
+        report.recorded = Some(change_id(&self.tenant, seq, None));
+        tx.commit().await.map_err(db_err)?;
+        Ok(report)
+    }
+}
+
 impl PgHistory {
     /// Records what `init` wrote as the first change, as a folder's first commit (idempotent).
     pub fn start(&self, at: jiff::Timestamp) -> Result<(), StoreError> {
@@ -726,5 +964,28 @@ impl memdir_store::history::History for PgHistory {
 
     fn revert(&self, id: &str) -> Result<(String, Changes), StoreError> {
         PgHistory::revert(self, Some(id))
+    }
+
+    fn forget(
+        &self,
+        forget: &Forget,
+        record: &memdir_store::history::Change<'_>,
+        dry_run: bool,
+    ) -> Result<ForgetReport, StoreError> {
+        let db = self.db.clone();
+        let forget = forget.clone();
+        let record = ForgetRecord {
+            writer: record.actor.writer.clone(),
+            source: Some(record.actor.source.as_str().to_string()),
+            message: record.message(),
+            reason: record
+                .reason
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(|r| r.replace('\n', " ")),
+            at_s: record.at.as_second(),
+        };
+        self.bridge
+            .run(async move { db.forget(forget, record, dry_run).await })
     }
 }

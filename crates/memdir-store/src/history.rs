@@ -8,6 +8,7 @@
 
 use crate::store::StoreError;
 use jiff::Timestamp;
+use memdir_core::forget::Forget;
 use memdir_core::path::MemPath;
 use serde::Serialize;
 
@@ -171,6 +172,29 @@ impl Change<'_> {
     }
 }
 
+/// One change a forget rewrote: its id before and after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rewritten {
+    /// The change's id before the rewrite (gone from history now).
+    pub old: String,
+    /// Its id in the rewritten history.
+    pub new: String,
+}
+
+/// What a forget did to history (or, on a dry run, would do).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ForgetReport {
+    /// The changes whose recorded content (or message) held what is forgotten, oldest first.
+    /// Later changes get new ids too (they sit on rewritten ones) and are not listed.
+    pub rewritten: Vec<Rewritten>,
+    /// Versions of files that changed: a file version without the forgotten lines, or gone.
+    pub versions: usize,
+    /// Lines removed across those versions (a file forget counts none).
+    pub lines: usize,
+    /// The id of the change that records the forget, once it is recorded.
+    pub recorded: Option<String>,
+}
+
 /// A memory's change history.
 ///
 /// Ids are opaque text (a folder's are git commit ids); a prefix of an id that names one
@@ -225,6 +249,32 @@ pub trait History: Send + Sync {
     /// history, a stale git lock removed), one line each, for the front end to show.
     fn take_warnings(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Removes what `forget` names from every recorded version, so nothing this history keeps
+    /// still holds it, and records `record` as the newest change (naming no forgotten content:
+    /// the engine writes its message). Called under the change lock, after the engine rewrote
+    /// the current files with the same `forget` and before it commits anything else, so the
+    /// newest version is the files as they are. With `dry_run`, only reports.
+    ///
+    /// A history that cannot forget says so (the default), and nothing is changed.
+    fn forget(
+        &self,
+        forget: &Forget,
+        record: &Change<'_>,
+        dry_run: bool,
+    ) -> Result<ForgetReport, StoreError> {
+        let _ = (forget, record, dry_run);
+        Err(StoreError::Backend(
+            "this memory's history cannot forget yet: nothing was changed".into(),
+        ))
+    }
+
+    /// Records `change` although it changed no file (a refused forget, which history must
+    /// show); returns its id. The default records nothing.
+    fn record_empty(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
+        let _ = change;
+        Ok(None)
     }
 
     /// Asks this history, in a long-lived process, to follow the backend's change feed from

@@ -21,6 +21,7 @@ pub mod consolidate;
 mod ctx;
 mod error;
 mod files;
+pub mod forget;
 pub mod gates;
 pub mod guard;
 pub mod history;

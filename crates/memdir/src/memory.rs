@@ -593,6 +593,18 @@ impl Memory {
 /// Search: the engine hands [`memdir_search`] what it needs once (a [`Searcher`]) and maps its
 /// error; nothing in search calls back into the engine.
 impl Memory {
+    /// Forgets a file or every line holding a text, in the files and in every version history
+    /// keeps (see [`crate::forget`]); `glob` is the `--path` `what` was built with, recorded
+    /// instead of the text. Only source `user` may; any other is refused and recorded.
+    pub fn forget(
+        &self,
+        what: &memdir_core::forget::Forget,
+        glob: Option<&str>,
+        dry_run: bool,
+    ) -> Result<crate::forget::ForgetOutcome, Error> {
+        crate::forget::forget(&self.cx, what, glob, dry_run)
+    }
+
     /// Searches the memory folder.
     ///
     /// Fails with [`Error::Invalid`] on a bad regular expression, glob or empty pattern.

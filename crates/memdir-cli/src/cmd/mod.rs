@@ -7,6 +7,7 @@ pub mod context;
 pub mod edit;
 pub mod export;
 pub mod flush_prompt;
+pub mod forget;
 pub mod gate;
 pub mod history;
 pub mod hook;

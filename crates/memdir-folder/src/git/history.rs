@@ -16,7 +16,8 @@ fn git_warn(git: &Git, line: String) {
     git.push_warning(line);
 }
 
-use memdir_store::history::{BlameLine, Change, Changes, History, HistoryEntry};
+use memdir_core::forget::Forget;
+use memdir_store::history::{BlameLine, Change, Changes, ForgetReport, History, HistoryEntry};
 
 /// History in a git repository at a folder's root.
 ///
@@ -389,6 +390,32 @@ impl History for GitHistory {
 
     fn blame(&self, path: &MemPath) -> Result<Vec<BlameLine>, StoreError> {
         self.repo()?.blame(path)
+    }
+
+    fn forget(
+        &self,
+        forget: &Forget,
+        record: &Change<'_>,
+        dry_run: bool,
+    ) -> Result<ForgetReport, StoreError> {
+        let mut follow = self.follow();
+        // The rewrite replaces git's packs, refs and index: a repository kept open would
+        // hold the old ones.
+        follow.git = None;
+        let out = self.repo()?.forget(forget, record, dry_run);
+        if !dry_run {
+            follow.whole = true;
+            follow.seen = None;
+        }
+        out
+    }
+
+    fn record_empty(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
+        let mut follow = self.follow();
+        follow.git = None;
+        let id = self.repo()?.commit_empty(change)?;
+        follow.seen = None;
+        Ok(id.map(|o| o.to_string()))
     }
 
     fn revert(&self, id: &str) -> Result<(String, Changes), StoreError> {

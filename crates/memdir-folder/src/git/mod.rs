@@ -1,5 +1,6 @@
 //! A memory folder's history in git: every change made through memdir is a commit by its writer.
 
+pub mod forget;
 pub mod history;
 pub mod repo;
 

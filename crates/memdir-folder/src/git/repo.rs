@@ -36,7 +36,7 @@ fn hand_editor() -> Actor {
 
 /// A git repository at the memory root.
 pub struct Git {
-    repo: Repository,
+    pub(super) repo: Repository,
     warnings: std::cell::RefCell<Vec<String>>,
 }
 
@@ -50,7 +50,7 @@ fn broken(root: &Path, why: &str) -> StoreError {
     ))
 }
 
-fn backend(e: git2::Error) -> StoreError {
+pub(super) fn backend(e: git2::Error) -> StoreError {
     StoreError::Backend(format!("git: {}", e.message()))
 }
 
