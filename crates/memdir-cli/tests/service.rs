@@ -760,3 +760,117 @@ fn open_tenants_stay_within_their_bound() {
     }
     assert_eq!(open(), 2);
 }
+
+/// Statements per tool call on PostgreSQL, counted from the server's own statement log
+/// (`log_statement = 'all'` on the test's database; issue 35, item 2): the first call of a
+/// tenant on an instance and a warm call, for context, log, read, grep and ranked. The warm
+/// counts are held to the issue's limits where they are met; the table is printed for
+/// BENCHMARKS.md (`--nocapture`).
+#[test]
+fn tool_calls_on_postgresql_cost_few_statements() {
+    let db = pg_or_skip!();
+    let Some(log) = memdir_store_pg::testing::StatementLog::new(&db) else {
+        assert!(
+            std::env::var("MEMDIR_REQUIRE_PG").is_ok_and(|v| v != "1")
+                || std::env::var("MEMDIR_REQUIRE_PG").is_err(),
+            "MEMDIR_REQUIRE_PG=1 but the server's statement log cannot be read"
+        );
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    let alice = add(&store, home.path(), "alice", "alice");
+    let op = home.path().join("service.toml");
+    // Long enough that no warm call in this test looks its token up again.
+    std::fs::write(&op, "[limits]\ntoken_cache_ms = 600000\n").unwrap();
+    let config = ["--config", op.to_str().unwrap()];
+    {
+        // A tenant with core, an index, state, two days of log, a note and a scratch note.
+        let s = Service::start(&store, home.path(), &config);
+        let call = |name: &str, args: Value| {
+            let (text, e) = tool(&s, &alice, name, args);
+            assert!(!e, "{name}: {text}");
+        };
+        // An agent's write to core is a proposal: the context then names it too.
+        let (text, _) = tool(
+            &s,
+            &alice,
+            "memory_write",
+            json!({"path": "core.md", "content": "# Core\n- prefers tea\n"}),
+        );
+        assert!(text.contains("proposal"), "{text}");
+        call(
+            "memory_write",
+            json!({"path": "state.md", "content": "- 2026-11-30 working on the cost table\n"}),
+        );
+        call(
+            "memory_write",
+            json!({"path": "notes/tea.md", "content": "---\ndescription: tea\n---\nGreen tea, no sugar.\n"}),
+        );
+        call("memory_scratch", json!({"name": "todo", "body": "draft"}));
+        for i in 0..3 {
+            call(
+                "memory_log",
+                json!({"text": format!("entry {i} about tea")}),
+            );
+        }
+    }
+    let calls: [(&str, &str, Value); 5] = [
+        ("context", "memory_context", json!({})),
+        ("log", "memory_log", json!({"text": "one more entry"})),
+        ("read", "memory_read", json!({"path": "core.md"})),
+        (
+            "grep",
+            "memory_search",
+            json!({"pattern": "tea", "mode": "grep"}),
+        ),
+        (
+            "ranked",
+            "memory_search",
+            json!({"pattern": "green tea", "mode": "ranked"}),
+        ),
+    ];
+    // First touch: each tool is the first call of the tenant on a fresh instance.
+    let mut first = Vec::new();
+    for (label, name, args) in &calls {
+        let s = Service::start(&store, home.path(), &config);
+        let ((text, e), sql) = log.during(|| tool(&s, &alice, name, args.clone()));
+        assert!(!e, "{label}: {text}");
+        first.push(sql.len());
+    }
+    // Warm: the same calls again on one instance, after one of each.
+    let s = Service::start(&store, home.path(), &config);
+    for (_, name, args) in &calls {
+        tool(&s, &alice, name, args.clone());
+    }
+    let mut warm = Vec::new();
+    let mut shown = String::new();
+    for (label, name, args) in &calls {
+        let ((text, e), sql) = log.during(|| tool(&s, &alice, name, args.clone()));
+        assert!(!e, "{label}: {text}");
+        shown.push_str(&format!("--- {label} (warm)\n{}\n", sql.join("\n")));
+        warm.push(sql.len());
+    }
+    eprintln!("| tool | first call of the tenant | warm |\n|---|---:|---:|");
+    for (i, (label, _, _)) in calls.iter().enumerate() {
+        eprintln!("| {label} | {} | {} |", first[i], warm[i]);
+    }
+    eprintln!("{shown}");
+    let limit = |label: &str| match label {
+        "context" => 3,
+        "read" => 2,
+        "grep" | "ranked" => 2,
+        // Issue 35 asks for 4 in one transaction; not met (BENCHMARKS.md says why): this only
+        // holds what there is.
+        "log" => 13,
+        _ => unreachable!(),
+    };
+    for (i, (label, _, _)) in calls.iter().enumerate() {
+        assert!(
+            warm[i] <= limit(label),
+            "{label}: {} statements warm, limit {}\n{shown}",
+            warm[i],
+            limit(label)
+        );
+    }
+}

@@ -28,6 +28,7 @@ pub mod index;
 pub mod lint;
 mod memory;
 pub mod notes;
+mod prefetch;
 pub mod proposals;
 pub mod provenance;
 pub mod recent;

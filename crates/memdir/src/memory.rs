@@ -499,6 +499,7 @@ impl Memory {
     /// and proposals lines, the most recent `[context] log_days` days that have a log, live
     /// scratch notes, then a pointer to the rest. Missing layers are simply empty.
     pub fn context_sections(&self) -> Result<Vec<Section>, Error> {
+        let _prefetched = crate::prefetch::context(self);
         // A change killed part-way may have left MEMORY.md behind its notes: finish it first.
         self.heal_if_interrupted();
         let now = self.clock.now();
