@@ -874,3 +874,72 @@ fn tool_calls_on_postgresql_cost_few_statements() {
         );
     }
 }
+
+/// Bytes of the files under `dir`.
+fn disk_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => disk_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// Ranked searches on many database tenants keep the instance's local search caches within
+/// `[limits] cache_bytes` (issue 35, item 3): the least recently used tenant's index is
+/// deleted and rebuilt on its next search, which still finds what it should.
+#[test]
+fn local_search_caches_stay_within_the_operator_budget() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    let budget = 300_000u64;
+    let op = home.path().join("service.toml");
+    std::fs::write(&op, format!("[limits]\ncache_bytes = {budget}\n")).unwrap();
+    let tokens: Vec<String> = (0..10)
+        .map(|i| add(&store, home.path(), &format!("t{i}"), "p"))
+        .collect();
+    let s = Service::start(&store, home.path(), &["--config", op.to_str().unwrap()]);
+    let cache = home.path().join("cache").join("memdir").join("service");
+    let mut seen = 0;
+    for round in 0..2 {
+        for (i, t) in tokens.iter().enumerate() {
+            if round == 0 {
+                let (text, e) = tool(
+                    &s,
+                    t,
+                    "memory_log",
+                    json!({"text": format!("tenant {i} likes marmalade")}),
+                );
+                assert!(!e, "{text}");
+            }
+            let (hits, e) = tool(
+                &s,
+                t,
+                "memory_search",
+                json!({"pattern": "marmalade", "mode": "ranked"}),
+            );
+            assert!(!e, "{hits}");
+            assert!(hits.contains(&format!("tenant {i} likes")), "{hits}");
+            let now = disk_bytes(&cache);
+            assert!(now <= budget, "{now} bytes on disk, budget {budget}");
+            seen = seen.max(now);
+        }
+    }
+    assert!(seen > 0, "no search cache was written at all");
+    let (_, m) = http("GET", &s.url("/metrics"), None, None);
+    let evicted: u64 = m
+        .lines()
+        .find_map(|l| l.strip_prefix("memdir_search_cache_evictions_total "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Ten tenants' indexes do not fit: some were deleted (and rebuilt in round two).
+    assert!(evicted >= 10, "{evicted} evictions\n{m}");
+}

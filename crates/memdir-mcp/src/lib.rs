@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod anthropic;
+mod disk_cache;
 pub mod hook;
 pub mod http;
 pub mod offload;

@@ -291,6 +291,7 @@ fn run_service(a: Args, env: &Env) -> CliResult {
             .join(env.location.cache_name())
     });
     let is_folder = matches!(env.location, crate::store::Location::Folder(_));
+    let search_root = cache.clone();
     let registry = tenants.clone();
     let opener = Box::new(move |t: &memdir::tenants::Tenant| {
         let backend = memdir_mcp::quota::with_quota(
@@ -325,6 +326,7 @@ fn run_service(a: Args, env: &Env) -> CliResult {
         listen: a.listen,
         limits: limits(&a),
         service: op.limits,
+        search_cache: if is_folder { None } else { search_root },
     };
     memdir_mcp::service::check(&config).map_err(CliError::invalid)?;
     let with_page = page_maker.is_some();
