@@ -943,3 +943,70 @@ fn local_search_caches_stay_within_the_operator_budget() {
     // Ten tenants' indexes do not fit: some were deleted (and rebuilt in round two).
     assert!(evicted >= 10, "{evicted} evictions\n{m}");
 }
+
+/// A counter of an instance's `/metrics` (0 when absent).
+fn counter(s: &Service, name: &str) -> u64 {
+    let (_, m) = http("GET", &s.url("/metrics"), None, None);
+    m.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .map_or(0, |v| v.trim().parse().unwrap())
+}
+
+/// Two instances sweep every tenant on their own (`[jobs] sweep_every`; issue 35, item 6):
+/// each tenant exactly once in the period, between them, and the sweep is a real one (an
+/// expired scratch note is gone).
+#[test]
+fn two_instances_sweep_each_tenant_once_per_period() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    let tokens: Vec<String> = (0..12)
+        .map(|i| add(&store, home.path(), &format!("s{i}"), "p"))
+        .collect();
+    let off = home.path().join("off.toml");
+    std::fs::write(&off, "[jobs]\nsweep_every = \"off\"\n").unwrap();
+    {
+        let s = Service::start(&store, home.path(), &["--config", off.to_str().unwrap()]);
+        for t in &tokens {
+            let (text, e) = tool(
+                &s,
+                t,
+                "memory_write",
+                json!({"path": "scratch/1000-old.md", "content": "long expired"}),
+            );
+            assert!(!e, "{text}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert_eq!(counter(&s, "memdir_jobs_sweeps_total"), 0);
+    }
+    let on = home.path().join("on.toml");
+    std::fs::write(
+        &on,
+        "[jobs]\nsweep_every = \"1h\"\ncheck_every = \"1s\"\nbatch = 5\n",
+    )
+    .unwrap();
+    let a = Service::start(&store, home.path(), &["--config", on.to_str().unwrap()]);
+    let home_b = tempfile::tempdir().unwrap();
+    let b = Service::start(&store, home_b.path(), &["--config", on.to_str().unwrap()]);
+    let total =
+        || counter(&a, "memdir_jobs_sweeps_total") + counter(&b, "memdir_jobs_sweeps_total");
+    let started = std::time::Instant::now();
+    while total() < 12 && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(total(), 12);
+    // Several more checks by both instances: nobody sweeps a tenant twice in the period.
+    std::thread::sleep(std::time::Duration::from_millis(3_000));
+    assert_eq!(total(), 12);
+    assert_eq!(counter(&a, "memdir_jobs_sweep_errors_total"), 0);
+    assert_eq!(counter(&b, "memdir_jobs_sweep_errors_total"), 0);
+    for t in &tokens {
+        let (code, body) = http(
+            "GET",
+            &a.url("/v1/files/scratch/1000-old.md"),
+            Some(&format!("Bearer {t}")),
+            None,
+        );
+        assert_eq!(code, 404, "{body}");
+    }
+}

@@ -115,6 +115,8 @@ pub struct ServiceConfig {
     /// The folder that holds each tenant's local search cache as `<folder>/<tenant name>/`,
     /// kept within `service.cache_bytes` (`None`: tenants keep none, e.g. a folder root).
     pub search_cache: Option<std::path::PathBuf>,
+    /// The jobs every instance runs (`[jobs]`).
+    pub jobs: crate::jobs::Jobs,
 }
 
 /// Opens a tenant's memory as the service runs it: its principal as the writer, the operator's
@@ -227,10 +229,10 @@ impl Metrics {
     }
 }
 
-struct Shared {
-    tenants: Arc<dyn Tenants>,
+pub(crate) struct Shared {
+    pub(crate) tenants: Arc<dyn Tenants>,
     tokens: crate::token_cache::TokenCache,
-    opener: Box<Opener>,
+    pub(crate) opener: Box<Opener>,
     limits: ServiceLimits,
     session_limits: Limits,
     admission: Arc<Admission>,
@@ -241,6 +243,8 @@ struct Shared {
     warm_total: AtomicUsize,
     /// The tenants' local search caches within their byte budget.
     disk: Option<crate::disk_cache::DiskCache>,
+    /// The jobs' counters.
+    pub(crate) jobs: crate::jobs::JobMetrics,
     metrics: Metrics,
     rmcp: StreamableHttpServerConfig,
 }
@@ -627,6 +631,17 @@ fn router(
         );
         d
     });
+    let jobs = crate::jobs::JobMetrics::default();
+    registry_metrics.registry.register(
+        "jobs_sweeps",
+        "Tenants swept by this instance's scheduled sweep ([jobs] sweep_every)",
+        jobs.sweeps.clone(),
+    );
+    registry_metrics.registry.register(
+        "jobs_sweep_errors",
+        "Scheduled sweeps that failed (retried the next period)",
+        jobs.sweep_errors.clone(),
+    );
     let shared = Arc::new(Shared {
         tenants,
         tokens: crate::token_cache::TokenCache::new(
@@ -640,9 +655,11 @@ fn router(
         open: Mutex::new(LruCache::new_unbounded()),
         warm_total: AtomicUsize::new(0),
         disk,
+        jobs,
         metrics: registry_metrics,
         rmcp,
     });
+    crate::jobs::start(shared.clone(), config.jobs);
     let mut tenant_routes = axum::Router::new()
         .route("/mcp", axum::routing::any(mcp))
         .route("/v1/tools/{name}", axum::routing::post(tool))
