@@ -2,19 +2,19 @@
 //! ([`Store::prefetch`](crate::store::Store::prefetch)): on PostgreSQL a warm `memory_context`
 //! is one query instead of a query (and an existence check) per file, listing and key.
 
-use crate::memory::Memory;
+use crate::ctx::Ctx;
 use crate::store::{Contents, Prefetched, Store as _, Want};
 use memdir_core::path::MemPath;
 
-/// Prefetches every file, listing, meta file and key [`Memory::context_sections`] reads, for
+/// Prefetches every file, listing, meta file and key a context (`layers::context_sections`) reads, for
 /// as long as the guard lives. Paths that do not parse are left out (their reads fail as usual).
-pub(crate) fn context(mem: &Memory) -> Prefetched {
-    let layout = mem.layout();
+pub(crate) fn context(cx: &Ctx) -> Prefetched {
+    let layout = cx.layout();
     let file = |p: &str| MemPath::parse(p).ok().map(Want::File);
     let dir = |p: &str, c: Contents| MemPath::parse(p).ok().map(|p| Want::Dir(p, c));
     // Each of the newest days may have a file per writer: twice the days covers the usual
     // case, and a day past it is read from the store as before.
-    let days = mem.config().context.log_days.saturating_mul(2);
+    let days = cx.config().context.log_days.saturating_mul(2);
     let wants: Vec<Want> = [
         file(layout.core),
         layout.index_path().and_then(file),
@@ -31,5 +31,5 @@ pub(crate) fn context(mem: &Memory) -> Prefetched {
     .into_iter()
     .flatten()
     .collect();
-    mem.store().prefetch(&wants)
+    cx.store().prefetch(&wants)
 }
