@@ -5,7 +5,9 @@
 //! one instance sweeps a tenant once per period whatever the number of instances, and a sweep
 //! an instance left unfinished (it stopped) is taken over when its lease ends. Sweeps run on a
 //! thread of their own, through a memory opened for the sweep (not the table of open tenants),
-//! so they never hold up a request beyond the tenant's change lock while the sweep writes.
+//! so they never hold up a request beyond the tenant's change lock while the sweep writes. A
+//! sweep is one more change in flight beside `max_calls`: like each of them it may hold up to
+//! three of the instance's connections (`[store] pool_size` >= 3 x (`max_calls` + 1)).
 
 use crate::service::Shared;
 use prometheus_client::metrics::counter::Counter;
@@ -55,6 +57,8 @@ pub(crate) fn start(shared: Arc<Shared>, jobs: Jobs) {
         .name("memdir-jobs".into())
         .spawn(move || {
             loop {
+                // First wait: a restarted instance serves before it sweeps.
+                std::thread::sleep(wait);
                 loop {
                     let claimed = match shared.tenants.claim_sweeps(lease_ms(&jobs), jobs.batch) {
                         Ok(c) => c,
@@ -85,7 +89,6 @@ pub(crate) fn start(shared: Arc<Shared>, jobs: Jobs) {
                         }
                     }
                 }
-                std::thread::sleep(wait);
             }
         });
     if let Err(e) = spawned {
