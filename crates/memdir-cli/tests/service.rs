@@ -781,8 +781,13 @@ fn tool_calls_on_postgresql_cost_few_statements() {
     let store = db.url("x").replace("?tenant=x", "");
     let alice = add(&store, home.path(), "alice", "alice");
     let op = home.path().join("service.toml");
-    // Long enough that no warm call in this test looks its token up again.
-    std::fs::write(&op, "[limits]\ntoken_cache_ms = 600000\n").unwrap();
+    // Long enough that no warm call in this test looks its token up again; no scheduled
+    // sweep's statements among the counted ones.
+    std::fs::write(
+        &op,
+        "[limits]\ntoken_cache_ms = 600000\n[jobs]\nsweep_every = \"off\"\n",
+    )
+    .unwrap();
     let config = ["--config", op.to_str().unwrap()];
     {
         // A tenant with core, an index, state, two days of log, a note and a scratch note.
