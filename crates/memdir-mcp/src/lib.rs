@@ -21,8 +21,10 @@
 #![deny(missing_docs)]
 
 pub mod anthropic;
+mod disk_cache;
 pub mod hook;
 pub mod http;
+pub mod jobs;
 pub mod offload;
 pub mod prompts;
 pub mod quota;

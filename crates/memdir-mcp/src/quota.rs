@@ -183,6 +183,10 @@ impl<S: Store> Store for QuotaStore<S> {
         self.inner.cached_bytes()
     }
 
+    fn prefetch(&self, wants: &[memdir::store::Want]) -> memdir::store::Prefetched {
+        self.inner.prefetch(wants)
+    }
+
     fn keys(&self) -> Option<std::sync::Arc<dyn memdir::keys::KeyStore>> {
         self.inner.keys()
     }

@@ -79,6 +79,10 @@ pub struct ServiceLimits {
     /// look up every request). A rotated or removed token keeps working on an instance for at
     /// most this long.
     pub token_cache_ms: u64,
+    /// Bytes the tenants' local search indexes may take on this instance's disk together
+    /// (database and object-store tenants; the least recently used tenant's folder is deleted
+    /// past it and rebuilt on its next search).
+    pub cache_bytes: u64,
 }
 
 impl Default for ServiceLimits {
@@ -95,6 +99,7 @@ impl Default for ServiceLimits {
             warm_budget_bytes: 256 << 20,
             max_sessions_per_tenant: 8,
             token_cache_ms: 5_000,
+            cache_bytes: 1 << 30,
         }
     }
 }
@@ -107,6 +112,11 @@ pub struct ServiceConfig {
     pub limits: Limits,
     /// Per-tenant and global bounds.
     pub service: ServiceLimits,
+    /// The folder that holds each tenant's local search cache as `<folder>/<tenant name>/`,
+    /// kept within `service.cache_bytes` (`None`: tenants keep none, e.g. a folder root).
+    pub search_cache: Option<std::path::PathBuf>,
+    /// The jobs every instance runs (`[jobs]`).
+    pub jobs: crate::jobs::Jobs,
 }
 
 /// Opens a tenant's memory as the service runs it: its principal as the writer, the operator's
@@ -219,10 +229,10 @@ impl Metrics {
     }
 }
 
-struct Shared {
-    tenants: Arc<dyn Tenants>,
+pub(crate) struct Shared {
+    pub(crate) tenants: Arc<dyn Tenants>,
     tokens: crate::token_cache::TokenCache,
-    opener: Box<Opener>,
+    pub(crate) opener: Box<Opener>,
     limits: ServiceLimits,
     session_limits: Limits,
     admission: Arc<Admission>,
@@ -231,6 +241,10 @@ struct Shared {
     open: Mutex<LruCache<(String, i64), Arc<Open>>>,
     /// The open tenants' warm-search bytes, kept up to date after each request (no scan).
     warm_total: AtomicUsize,
+    /// The tenants' local search caches within their byte budget.
+    disk: Option<crate::disk_cache::DiskCache>,
+    /// The jobs' counters.
+    pub(crate) jobs: crate::jobs::JobMetrics,
     metrics: Metrics,
     rmcp: StreamableHttpServerConfig,
 }
@@ -400,7 +414,9 @@ async fn authenticate(State(shared): State<Arc<Shared>>, mut req: Request, next:
         return r;
     }
     req.extensions_mut().insert(Authed(open.clone()));
+    let in_use = shared.disk.as_ref().map(|d| d.enter(&open.tenant.name));
     let r = next.run(req).await;
+    drop(in_use);
     shared.note_warm(&open);
     r
 }
@@ -600,6 +616,32 @@ fn router(
         l.max_searches_per_tenant,
         l.max_response_bytes,
     ));
+    let mut registry_metrics = Metrics::new();
+    let disk = config.search_cache.clone().map(|root| {
+        let d = crate::disk_cache::DiskCache::new(root, l.cache_bytes);
+        registry_metrics.registry.register(
+            "search_cache_bytes",
+            "Bytes of the tenants' local search caches on this instance's disk",
+            d.bytes.clone(),
+        );
+        registry_metrics.registry.register(
+            "search_cache_evictions",
+            "Tenants' local search caches deleted to stay within [limits] cache_bytes",
+            d.evictions.clone(),
+        );
+        d
+    });
+    let jobs = crate::jobs::JobMetrics::default();
+    registry_metrics.registry.register(
+        "jobs_sweeps",
+        "Tenants swept by this instance's scheduled sweep ([jobs] sweep_every)",
+        jobs.sweeps.clone(),
+    );
+    registry_metrics.registry.register(
+        "jobs_sweep_errors",
+        "Scheduled sweeps that failed (retried the next period)",
+        jobs.sweep_errors.clone(),
+    );
     let shared = Arc::new(Shared {
         tenants,
         tokens: crate::token_cache::TokenCache::new(
@@ -612,9 +654,12 @@ fn router(
         admission,
         open: Mutex::new(LruCache::new_unbounded()),
         warm_total: AtomicUsize::new(0),
-        metrics: Metrics::new(),
+        disk,
+        jobs,
+        metrics: registry_metrics,
         rmcp,
     });
+    crate::jobs::start(shared.clone(), config.jobs);
     let mut tenant_routes = axum::Router::new()
         .route("/mcp", axum::routing::any(mcp))
         .route("/v1/tools/{name}", axum::routing::post(tool))

@@ -694,6 +694,10 @@ impl Tools {
 
     fn read(&self, v: Value) -> Result<ToolText, ToolText> {
         let mut a: ReadArgs = args("memory_read", v)?;
+        // The checks below and the read itself, in one round trip on a remote store.
+        let _prefetched = memdir_core::path::MemPath::parse(&a.path)
+            .ok()
+            .map(|p| self.mem.store().prefetch(&[memdir::store::Want::File(p)]));
         a.path = self.mem.resolve_note(&a.path).map_err(fail)?;
         let listing = self.mem.ls(&a.path).map_err(fail)?;
         let is_file = matches!(listing.as_slice(), [e] if e.kind == EntryKind::File

@@ -58,6 +58,9 @@ impl PgKeys {
 
 impl KeyStore for PgKeys {
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(answer) = self.db.snaps.current().and_then(|s| s.key(name)) {
+            return Ok(answer);
+        }
         self.run(
             name,
             None,
@@ -67,6 +70,7 @@ impl KeyStore for PgKeys {
     }
 
     fn create(&self, name: &str, bytes: &[u8]) -> Result<bool, StoreError> {
+        self.db.snaps.forget();
         self.run(
             name,
             Some(bytes.to_vec()),
@@ -77,6 +81,7 @@ impl KeyStore for PgKeys {
     }
 
     fn replace(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        self.db.snaps.forget();
         self.run(
             name,
             Some(bytes.to_vec()),

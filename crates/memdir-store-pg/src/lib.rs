@@ -27,6 +27,7 @@
 mod delta;
 mod history;
 mod keys;
+mod prefetch;
 mod schema;
 mod settings;
 mod signins;
@@ -83,6 +84,8 @@ struct Db {
     tenant: String,
     /// The database and tenant, naming the memory for [`HELD`].
     memory: String,
+    /// What each thread prefetched (see `prefetch.rs`).
+    snaps: prefetch::Snapshots,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -291,6 +294,7 @@ impl PgStore {
     /// Writes a whole file if what is there is what the caller expects (checked atomically
     /// with the write), and returns the new version.
     pub fn write_if(&self, path: &MemPath, data: &[u8], pre: Pre) -> Result<String, StoreError> {
+        self.db.snaps.forget();
         let (path, data) = (path.clone(), data.to_vec());
         self.call(|db| async move {
             let v = version_of(&data);
@@ -305,6 +309,9 @@ impl PgStore {
             return Err(StoreError::InvalidPath(
                 "the memory root is a folder, not a file".into(),
             ));
+        }
+        if let Some(answer) = self.db.snaps.current().and_then(|s| s.read(path)) {
+            return answer;
         }
         let path = path.clone();
         self.call(|db| async move {
@@ -368,6 +375,7 @@ impl PgStore {
             pool,
             tenant,
             memory,
+            snaps: prefetch::Snapshots::default(),
         });
         PgStore {
             db,
@@ -781,11 +789,15 @@ impl Store for PgStore {
     }
 
     fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), StoreError> {
+        self.db.snaps.forget();
         let (path, data) = (path.clone(), data.to_vec());
         self.call(|db| async move { db.put(path, data, Put::Append).await })
     }
 
     fn list(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        if let Some(answer) = self.db.snaps.current().and_then(|s| s.list(dir)) {
+            return answer;
+        }
         let dir = dir.clone();
         self.call(|db| async move {
             let c = db.conn().await?;
@@ -827,6 +839,9 @@ impl Store for PgStore {
                 size: 0,
                 modified_ms: 0,
             }));
+        }
+        if let Some(answer) = self.db.snaps.current().and_then(|s| s.stat(path)) {
+            return answer;
         }
         let path = path.clone();
         self.call(|db| async move {
@@ -950,6 +965,10 @@ impl Store for PgStore {
         Ok(out)
     }
 
+    fn prefetch(&self, wants: &[memdir_store::Want]) -> memdir_store::Prefetched {
+        prefetch::prefetch(&self.db, &self.bridge, wants)
+    }
+
     fn keys(&self) -> Option<Arc<dyn memdir_store::KeyStore>> {
         Some(Arc::new(PgKeys {
             db: self.db.clone(),
@@ -962,6 +981,7 @@ impl Store for PgStore {
     }
 
     fn remove(&self, path: &MemPath) -> Result<(), StoreError> {
+        self.db.snaps.forget();
         paths::not_root(path)?;
         let path = path.clone();
         self.call(|db| async move {
@@ -994,6 +1014,7 @@ impl Store for PgStore {
     }
 
     fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), StoreError> {
+        self.db.snaps.forget();
         paths::not_root(from)?;
         if to.starts_with(from) {
             return Err(StoreError::InvalidPath(format!(
@@ -1064,6 +1085,7 @@ impl Store for PgStore {
     }
 
     fn create_dir(&self, path: &MemPath) -> Result<(), StoreError> {
+        self.db.snaps.forget();
         if path.is_root() {
             return Ok(());
         }
@@ -1079,11 +1101,15 @@ impl Store for PgStore {
     }
 
     fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(answer) = self.db.snaps.current().and_then(|s| s.meta(name)) {
+            return Ok(answer);
+        }
         let name = name.to_string();
         self.call(|db| async move { db.read_meta(&name).await })
     }
 
     fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
+        self.db.snaps.forget();
         let (name, data) = (name.to_string(), data.to_vec());
         self.call(|db| async move {
             let c = db.conn().await?;
@@ -1139,6 +1165,7 @@ impl Store for PgStore {
 
 impl Locks for PgStore {
     fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
+        self.db.snaps.forget();
         let key = name.to_string();
         // A second session asking for an advisory lock this thread holds through another
         // session would wait for itself forever.

@@ -189,6 +189,16 @@ ALTER TABLE memdir.credentials
     crate::signins::MIGRATION,
     // 7: each tenant's gate secrets, outside its files (see keys.rs).
     crate::keys::MIGRATION,
+    // 8: when each registered tenant's sweep is due, and which instance holds it (tenants.rs).
+    r#"
+CREATE TABLE memdir.sweeps (
+    tenant   text PRIMARY KEY REFERENCES memdir.tenants ON DELETE CASCADE,
+    due_ms   bigint NOT NULL DEFAULT 0,
+    lease_ms bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX sweeps_due ON memdir.sweeps (due_ms);
+INSERT INTO memdir.sweeps (tenant) SELECT tenant FROM memdir.credentials ON CONFLICT DO NOTHING;
+"#,
 ];
 
 /// The schema version this build writes.

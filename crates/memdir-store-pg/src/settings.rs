@@ -40,7 +40,7 @@ fn store_form(data: &[u8], template: &[u8]) -> Stored {
 }
 
 /// The file from its row: whole, or the delta applied to the template it was made against.
-fn read_form(
+pub(crate) fn read_form(
     content: Option<Vec<u8>>,
     delta: Option<Vec<u8>>,
     base: Option<Vec<u8>>,

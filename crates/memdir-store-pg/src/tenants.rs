@@ -126,7 +126,71 @@ impl Tenants for PgTenants {
                     t.name, t.name
                 )));
             }
+            tx.execute(
+                "INSERT INTO memdir.sweeps (tenant) VALUES ($1) ON CONFLICT DO NOTHING",
+                &[&t.name],
+            )
+            .await
+            .map_err(db_err)?;
             tx.commit().await.map_err(db_err)
+        })
+    }
+
+    /// Due sweeps by the database's clock (one clock for every instance), oldest first; a row
+    /// another instance is claiming is skipped, not waited for. Rows of tenants without
+    /// credentials (removed, memory kept) are claimed and marked done without a sweep.
+    fn claim_sweeps(&self, lease_ms: i64, limit: usize) -> Result<Vec<Tenant>, StoreError> {
+        let pool = self.pool.clone();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            let rows = c
+                .query(
+                    "WITH due AS (
+                         SELECT tenant FROM memdir.sweeps
+                         WHERE due_ms <= memdir.now_ms() AND lease_ms <= memdir.now_ms()
+                         ORDER BY due_ms LIMIT $1 FOR UPDATE SKIP LOCKED),
+                     claimed AS (
+                         UPDATE memdir.sweeps s SET lease_ms = memdir.now_ms() + $2
+                         FROM due WHERE s.tenant = due.tenant
+                         RETURNING s.tenant)
+                     SELECT cl.tenant, c.principal, c.created_ms, c.token_set_ms
+                     FROM claimed cl LEFT JOIN memdir.credentials c ON c.tenant = cl.tenant",
+                    &[&limit, &lease_ms],
+                )
+                .await
+                .map_err(db_err)?;
+            let mut out = Vec::new();
+            for r in rows {
+                let name: String = r.get(0);
+                if r.get::<_, Option<String>>(1).is_none() {
+                    c.execute(
+                        "UPDATE memdir.sweeps SET due_ms = memdir.now_ms() + $2, lease_ms = 0
+                         WHERE tenant = $1",
+                        &[&name, &lease_ms],
+                    )
+                    .await
+                    .map_err(db_err)?;
+                    continue;
+                }
+                out.push(tenant_of(&r));
+            }
+            Ok(out)
+        })
+    }
+
+    fn swept(&self, name: &str, every_ms: i64) -> Result<(), StoreError> {
+        let (pool, name) = (self.pool.clone(), name.to_string());
+        self.bridge.run(async move {
+            let c = pool.get().await.map_err(pool_err)?;
+            c.execute(
+                "UPDATE memdir.sweeps SET due_ms = memdir.now_ms() + $2, lease_ms = 0
+                 WHERE tenant = $1",
+                &[&name, &every_ms],
+            )
+            .await
+            .map_err(db_err)?;
+            Ok(())
         })
     }
 

@@ -110,6 +110,103 @@ impl Drop for TestDb {
     }
 }
 
+/// The test server's own log file, when this process can read it: `MEMDIR_TEST_PG_LOG`, else
+/// the newest of Debian's `/var/log/postgresql/postgresql-*-main.log` (where `pg_ctlcluster`
+/// sends the server's stderr).
+pub fn server_log() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("MEMDIR_TEST_PG_LOG") {
+        return Some(p.into());
+    }
+    let dir = std::fs::read_dir("/var/log/postgresql").ok()?;
+    dir.filter_map(Result::ok)
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            n.starts_with("postgresql-") && n.ends_with("-main.log")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
+        .filter(|p| std::fs::File::open(p).is_ok())
+}
+
+/// Counts the statements PostgreSQL runs for one database, from the server's own log: the
+/// database is set to `log_statement = 'all'` (new sessions only), and [`StatementLog::during`]
+/// returns the statements logged for it while a closure ran, between two marker queries.
+pub struct StatementLog<'a> {
+    db: &'a TestDb,
+    file: std::path::PathBuf,
+    marks: AtomicU64,
+}
+
+impl<'a> StatementLog<'a> {
+    /// Turns statement logging on for `db`; `None` (after saying why) when the server's log
+    /// cannot be read here. Connections opened before this call are not logged.
+    pub fn new(db: &'a TestDb) -> Option<StatementLog<'a>> {
+        let Some(file) = server_log() else {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED (the PostgreSQL server's log is not readable here: set MEMDIR_TEST_PG_LOG)"
+            );
+            return None;
+        };
+        db.sql(&format!(
+            "ALTER DATABASE {} SET log_statement = 'all'",
+            db.name
+        ))
+        .unwrap();
+        Some(StatementLog {
+            db,
+            file,
+            marks: AtomicU64::new(0),
+        })
+    }
+
+    fn mark(&self) -> String {
+        let n = self.marks.fetch_add(1, Ordering::Relaxed);
+        let m = format!("memdir-mark-{}-{n}", self.db.name);
+        self.db.sql(&format!("SELECT '{m}'")).unwrap();
+        m
+    }
+
+    /// The statements (as logged: `statement: ...` or `execute <name>: ...`, first line) that
+    /// sessions of this database ran while `f` ran.
+    pub fn during<T>(&self, f: impl FnOnce() -> T) -> (T, Vec<String>) {
+        let from = self.mark();
+        let out = f();
+        let to = self.mark();
+        let me = format!("@{} LOG:  ", self.db.name);
+        let mut lines = Vec::new();
+        // The server writes each line as it runs the statement; wait for the closing mark.
+        for _ in 0..100 {
+            let text = std::fs::read(&self.file).unwrap_or_default();
+            let text = String::from_utf8_lossy(&text);
+            let Some(start) = text.find(&format!("'{from}'")) else {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                continue;
+            };
+            let Some(end) = text[start..].find(&format!("'{to}'")) else {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                continue;
+            };
+            // Up to the line that holds the closing mark.
+            let end = text[start..start + end].rfind('\n').unwrap_or(0);
+            let between = &text[start..start + end];
+            // The line that holds the opening mark is skipped, the closing mark's is cut off.
+            lines = between
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_once(&me).map(|(_, s)| s))
+                .filter(|s| s.starts_with("statement: ") || s.starts_with("execute "))
+                .filter(|s| !s.contains("memdir-mark-"))
+                .map(str::to_string)
+                .collect();
+            break;
+        }
+        (out, lines)
+    }
+}
+
 /// A fresh database for this test, or return from the test (skipped).
 #[macro_export]
 macro_rules! pg_or_skip {

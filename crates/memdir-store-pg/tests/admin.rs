@@ -127,3 +127,51 @@ fn a_purge_takes_the_history_too() {
         2
     );
 }
+
+/// Scheduled sweeps (issue 35, item 6): a due tenant is claimed by one registry handle at a time
+/// (two handles stand for two instances), a claim whose lease ended is taken over (an instance
+/// that stopped mid-batch), a done sweep is not due again within its period, and a tenant whose
+/// credentials were removed is not handed out.
+#[test]
+fn sweeps_are_claimed_once_taken_over_after_their_lease_and_due_again_after_their_period() {
+    let db = pg_or_skip!();
+    let url = db.url("x").replace("?tenant=x", "");
+    let a = PgTenants::open(&url, false).unwrap();
+    let b = PgTenants::open(&url, false).unwrap();
+    for (i, n) in ["t1", "t2", "t3", "gone"].iter().enumerate() {
+        a.add(&Tenant::new(n, "p"), &hex(i as u8)).unwrap();
+    }
+    a.remove("gone", false).unwrap();
+    let names = |v: Vec<Tenant>| {
+        let mut n: Vec<String> = v.into_iter().map(|t| t.name).collect();
+        n.sort();
+        n
+    };
+    let first = names(a.claim_sweeps(400, 2).unwrap());
+    let rest = names(b.claim_sweeps(400, 10).unwrap());
+    let mut all: Vec<String> = first.iter().chain(&rest).cloned().collect();
+    all.sort();
+    assert_eq!(all, ["t1", "t2", "t3"], "{first:?} {rest:?}");
+    // Claimed: nobody gets them while the leases run.
+    assert!(a.claim_sweeps(400, 10).unwrap().is_empty());
+    assert!(b.claim_sweeps(400, 10).unwrap().is_empty());
+    // `a` finishes its own; `b` stops without finishing: its claims come back after the lease.
+    for t in &first {
+        a.swept(t, 3_600_000).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let again = names(a.claim_sweeps(400, 10).unwrap());
+    let want: Vec<String> = rest.iter().filter(|n| *n != "gone").cloned().collect();
+    assert_eq!(again, want);
+    for t in &again {
+        a.swept(t, 3_600_000).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    // Done within the period: nothing is due ("gone" came back after its lease and is marked
+    // done without being handed out).
+    assert!(b.claim_sweeps(400, 10).unwrap().is_empty());
+    // Past the period, due again.
+    db.sql("UPDATE memdir.sweeps SET due_ms = 0 WHERE tenant = 't2'")
+        .unwrap();
+    assert_eq!(names(b.claim_sweeps(400, 10).unwrap()), ["t2"]);
+}

@@ -587,3 +587,98 @@ fn read_all_cache_sees_every_change() {
         1
     );
 }
+
+/// What a prefetch answers is what the database answers: bytes, listings (in the database's
+/// order), stats, missing paths, paths under a file, meta files and keys; a folder's last-n
+/// files come with their bytes and an older one is read as usual; a write by the same thread
+/// is seen at once, and another thread never reads this thread's snapshot (issue 35, item 2).
+#[test]
+fn a_prefetch_answers_what_the_database_answers() {
+    use memdir_store::{Contents, Want};
+    let db = pg_or_skip!();
+    let s = PgStore::create(&db.url("alice")).unwrap();
+    for (f, b) in [
+        ("core.md", "core\n"),
+        ("log/2026-11-28.md", "a\n"),
+        ("log/2026-11-29.md", "b\n"),
+        ("log/2026-11-30.md", "c\n"),
+        ("log/2026-11-30.bob.md", "d\n"),
+        ("scratch/x.md", "x\n"),
+        ("notes/n.md", "n\n"),
+    ] {
+        s.write(&p(f), b.as_bytes()).unwrap();
+    }
+    s.create_dir(&p("scratch/sub")).unwrap();
+    s.write_meta("journal", b"j").unwrap();
+    let keys = s.keys().unwrap();
+    keys.create("key", b"secret").unwrap();
+    let wants = [
+        Want::File(p("core.md")),
+        Want::File(p("state.md")),
+        Want::File(p("core.md/under")),
+        Want::File(p("a/b/c.md")),
+        Want::Dir(p("log"), Contents::Last(2)),
+        Want::Dir(p("scratch"), Contents::All),
+        Want::Dir(p("proposals"), Contents::All),
+        Want::Meta("journal".into()),
+        Want::Meta("nothing".into()),
+        Want::Key("key".into()),
+        Want::Key("head".into()),
+    ];
+    let look = |s: &PgStore| {
+        let mut out = Vec::new();
+        for f in [
+            "core.md",
+            "state.md",
+            "core.md/under",
+            "a/b/c.md",
+            "log/2026-11-28.md",
+            "log/2026-11-30.md",
+            "log/2026-11-30.bob.md",
+            "log/2026-12-01.md",
+            "scratch/x.md",
+            "scratch/sub",
+            "notes/n.md",
+        ] {
+            out.push(format!("read {f}: {:?}", s.read_versioned(&p(f))));
+            out.push(format!("stat {f}: {:?}", s.stat(&p(f))));
+        }
+        for d in ["log", "scratch", "proposals", "core.md", "notes"] {
+            out.push(format!("list {d}: {:?}", s.list(&p(d))));
+        }
+        for m in ["journal", "nothing"] {
+            out.push(format!("meta {m}: {:?}", s.read_meta(m)));
+        }
+        for k in ["key", "head"] {
+            out.push(format!("key {k}: {:?}", s.keys().unwrap().read(k)));
+        }
+        out
+    };
+    let direct = look(&s);
+    let guard = s.prefetch(&wants);
+    assert_eq!(look(&s), direct);
+    // Another thread writes: this thread still sees its snapshot, the writer sees its write.
+    std::thread::scope(|t| {
+        t.spawn(|| {
+            s.write(&p("core.md"), b"other\n").unwrap();
+            assert_eq!(s.read(&p("core.md")).unwrap(), b"other\n");
+        });
+    });
+    assert_eq!(s.read(&p("core.md")).unwrap(), b"core\n");
+    // This thread writes: its snapshot is gone.
+    s.write(&p("state.md"), b"state\n").unwrap();
+    assert_eq!(s.read(&p("core.md")).unwrap(), b"other\n");
+    assert_eq!(s.read(&p("state.md")).unwrap(), b"state\n");
+    drop(guard);
+    // A prefetch ends with its guard.
+    let guard = s.prefetch(&wants);
+    drop(guard);
+    s.write_meta("journal", b"").unwrap();
+    s.keys().unwrap().replace("key", b"other").unwrap();
+    let _guard = s.prefetch(&wants);
+    assert_eq!(s.read_meta("journal").unwrap(), Some(Vec::new()));
+    assert_eq!(
+        s.keys().unwrap().read("key").unwrap(),
+        Some(b"other".to_vec())
+    );
+}

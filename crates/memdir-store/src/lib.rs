@@ -38,5 +38,6 @@ pub use history::{Actor, History, Source};
 pub use in_memory::{InMemoryHistory, InMemoryStore};
 pub use keys::KeyStore;
 pub use store::{
-    Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Store, StoreError, Version,
+    Contents, Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Prefetched, Store,
+    StoreError, Version, Want,
 };

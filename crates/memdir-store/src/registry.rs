@@ -123,6 +123,21 @@ pub trait Tenants: Send + Sync {
     /// The tenant's memory, created (empty) when `create` and missing.
     fn backend(&self, name: &str, create: bool) -> Result<Backend, StoreError>;
 
+    /// Claims at most `limit` registered tenants whose sweep is due, for `lease_ms`: no other
+    /// instance claims them until [`Tenants::swept`] or the lease ends (then another instance
+    /// takes over a sweep that a stopped one left). A registry that keeps no schedule runs no
+    /// sweeps (the default: none are due).
+    fn claim_sweeps(&self, lease_ms: i64, limit: usize) -> Result<Vec<Tenant>, StoreError> {
+        let _ = (lease_ms, limit);
+        Ok(Vec::new())
+    }
+
+    /// Marks tenant `name`'s sweep done: the next is due `every_ms` from now.
+    fn swept(&self, name: &str, every_ms: i64) -> Result<(), StoreError> {
+        let _ = (name, every_ms);
+        Ok(())
+    }
+
     /// Fails when the registry cannot be reached (for a readiness probe).
     fn ready(&self) -> Result<(), StoreError> {
         self.list_page(None, 1).map(drop)

@@ -196,6 +196,66 @@ impl Drop for Reentry {
     }
 }
 
+/// What a reader is about to read, given to [`Store::prefetch`] so a remote store can fetch it
+/// all in one round trip.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Want {
+    /// A file (its bytes), or whatever is at that path.
+    File(MemPath),
+    /// A folder's listing, with the bytes of its files as `contents` says.
+    Dir(MemPath, Contents),
+    /// One of memdir's own files (`.memdir/<name>`).
+    Meta(String),
+    /// One of the secrets in the store's [`KeyStore`](crate::keys::KeyStore).
+    Key(String),
+}
+
+/// Which files of a wanted folder come with their bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contents {
+    /// None: the listing only.
+    None,
+    /// Every file directly in it.
+    All,
+    /// The last `n` names in byte order (dated logs: the newest days).
+    Last(usize),
+}
+
+/// Held while prefetched reads are answered from what one [`Store::prefetch`] fetched;
+/// dropping it lets them go. Reads of anything that was not fetched go to the store as usual.
+#[must_use = "the prefetched reads are dropped with this guard"]
+pub struct Prefetched(Option<Box<dyn FnOnce() + Send>>);
+
+impl Prefetched {
+    /// Nothing prefetched: every read goes to the store.
+    pub fn none() -> Prefetched {
+        Prefetched(None)
+    }
+
+    /// Prefetched reads that `end` lets go of.
+    pub fn until(end: impl FnOnce() + Send + 'static) -> Prefetched {
+        Prefetched(Some(Box::new(end)))
+    }
+}
+
+impl Drop for Prefetched {
+    fn drop(&mut self) {
+        if let Some(end) = self.0.take() {
+            end();
+        }
+    }
+}
+
+impl std::fmt::Debug for Prefetched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Prefetched"
+        } else {
+            "Prefetched(none)"
+        })
+    }
+}
+
 /// A memory's files. Every read, write, list, rename and delete goes through here.
 pub trait Store: Locks {
     /// Reads a whole file.
@@ -274,6 +334,17 @@ pub trait Store: Locks {
             }
         }
         Ok(out)
+    }
+
+    /// Fetches what the calling thread is about to read (in one round trip for a remote
+    /// store), so its reads of those paths, listings, meta files and keys are answered from
+    /// what was fetched until the guard drops; a write, a lock or anything not fetched goes to
+    /// the store as usual. Only for reads that need no lock (a context, a listing page): what
+    /// is fetched is one consistent view, no fresher. A store that reads cheaply does nothing
+    /// (the default); a failed prefetch only means the reads go to the store.
+    fn prefetch(&self, wants: &[Want]) -> Prefetched {
+        let _ = wants;
+        Prefetched::none()
     }
 
     /// Bytes of file contents the store keeps in memory for repeat reads (a remote store's
@@ -383,6 +454,10 @@ impl Store for std::sync::Arc<dyn Store> {
 
     fn cached_bytes(&self) -> usize {
         (**self).cached_bytes()
+    }
+
+    fn prefetch(&self, wants: &[Want]) -> Prefetched {
+        (**self).prefetch(wants)
     }
 
     fn keys(&self) -> Option<std::sync::Arc<dyn crate::keys::KeyStore>> {

@@ -25,11 +25,11 @@ use memdir_core::path::MemPath;
 use serde::Serialize;
 
 /// The ledger's last `seq` and hash, kept beside it so a cut end is found.
-const HEAD_META: &str = "gates-head";
+pub(crate) const HEAD_META: &str = "gates-head";
 /// The key's name in the key store ([`Memory::with_gate_keys`], or the backend's).
-const KEY_FILE: &str = "key";
+pub(crate) const KEY_FILE: &str = "key";
 /// The remembered head's name in the key store.
-const HEAD_FILE: &str = "head";
+pub(crate) const HEAD_FILE: &str = "head";
 /// The key's length.
 const KEY_BYTES: usize = 32;
 

@@ -75,6 +75,7 @@ pub(crate) fn context_within(cx: &Ctx, max_tokens: usize) -> Result<Context, Err
 /// and proposals lines, the most recent `[context] log_days` days that have a log, live
 /// scratch notes, then a pointer to the rest. Missing layers are simply empty.
 pub(crate) fn context_sections(cx: &Ctx) -> Result<Vec<Section>, Error> {
+    let _prefetched = crate::prefetch::context(cx);
     // A change killed part-way may have left MEMORY.md behind its notes: finish it first.
     crate::change::heal_if_interrupted(cx);
     let now = cx.clock.now();

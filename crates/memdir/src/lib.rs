@@ -33,6 +33,7 @@ pub mod lint;
 mod memory;
 pub mod notes;
 mod outcome;
+mod prefetch;
 pub mod proposals;
 pub mod provenance;
 pub mod recent;

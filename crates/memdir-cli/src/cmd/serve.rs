@@ -104,6 +104,53 @@ struct Operator {
     store: StoreSettings,
     /// The person's page of every tenant.
     ui: crate::page::UiSettings,
+    /// The jobs the service runs itself.
+    jobs: JobsSettings,
+}
+
+/// `[jobs]`: what the service runs for every tenant on a schedule.
+#[derive(Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct JobsSettings {
+    /// How often each tenant is swept (a duration such as `1h`, or `off`).
+    sweep_every: String,
+    /// How often an instance looks for tenants whose sweep is due.
+    check_every: String,
+    /// Tenants an instance claims at a time.
+    batch: usize,
+}
+
+impl Default for JobsSettings {
+    fn default() -> JobsSettings {
+        JobsSettings {
+            sweep_every: "1h".into(),
+            check_every: "1m".into(),
+            batch: 100,
+        }
+    }
+}
+
+impl JobsSettings {
+    fn jobs(&self) -> Result<memdir_mcp::jobs::Jobs, CliError> {
+        let ttl = |key: &str, v: &str| {
+            memdir_core::duration::parse_ttl(v)
+                .map_err(|e| CliError::invalid(format!("the service config's jobs.{key}: {e}")))
+        };
+        let sweep_every_ms = match self.sweep_every.trim() {
+            "off" => None,
+            v => Some(ttl("sweep_every", v)?),
+        };
+        if self.batch == 0 {
+            return Err(CliError::invalid(
+                "the service config's jobs.batch is 0: set it to at least 1",
+            ));
+        }
+        Ok(memdir_mcp::jobs::Jobs {
+            sweep_every_ms,
+            check_every_ms: ttl("check_every", &self.check_every)?,
+            batch: self.batch,
+        })
+    }
 }
 
 /// `[store]`: how an instance uses the service's database.
@@ -291,6 +338,8 @@ fn run_service(a: Args, env: &Env) -> CliResult {
             .join(env.location.cache_name())
     });
     let is_folder = matches!(env.location, crate::store::Location::Folder(_));
+    let search_root = cache.clone();
+    let jobs = op.jobs.jobs()?;
     let registry = tenants.clone();
     let opener = Box::new(move |t: &memdir::tenants::Tenant| {
         let backend = memdir_mcp::quota::with_quota(
@@ -325,6 +374,8 @@ fn run_service(a: Args, env: &Env) -> CliResult {
         listen: a.listen,
         limits: limits(&a),
         service: op.limits,
+        search_cache: if is_folder { None } else { search_root },
+        jobs,
     };
     memdir_mcp::service::check(&config).map_err(CliError::invalid)?;
     let with_page = page_maker.is_some();
