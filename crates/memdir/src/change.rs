@@ -10,7 +10,7 @@
 //! regenerated, and what was written is committed by its real writer, not as a hand edit.
 
 use crate::error::Error;
-use crate::history::{Change, History};
+use crate::history::{Change, FileChange, History};
 use crate::memory::Memory;
 use crate::provenance::{Actor, BlameLine, HAND_EDIT, HistoryEntry, apply};
 use crate::store::{LockGuard, LockName, StoreError};
@@ -389,6 +389,12 @@ impl Memory {
             l.date = self.clock().local_text(&l.date);
         }
         Ok(lines)
+    }
+
+    /// The files change `commit` (a prefix naming one) touched, each before and after it, with
+    /// the change's full id: its diff, and any file as of any change.
+    pub fn change_files(&self, commit: &str) -> Result<(String, Vec<FileChange>), Error> {
+        Ok(self.repo()?.files_of(commit)?)
     }
 
     /// Reverts a commit with a new commit (recorded as `undo <commit id>`); returns the reverted

@@ -16,7 +16,7 @@ fn git_warn(git: &Git, line: String) {
     git.push_warning(line);
 }
 
-use memdir_store::history::{BlameLine, Change, Changes, History, HistoryEntry};
+use memdir_store::history::{BlameLine, Change, Changes, FileChange, History, HistoryEntry};
 
 /// History in a git repository at a folder's root.
 ///
@@ -396,6 +396,12 @@ impl History for GitHistory {
         let target = git.resolve(Some(id))?;
         let changes = git.revert_changes(target)?;
         Ok((target.to_string(), changes))
+    }
+
+    fn files_of(&self, id: &str) -> Result<(String, Vec<FileChange>), StoreError> {
+        let git = self.repo()?;
+        let target = git.resolve(Some(id))?;
+        Ok((target.to_string(), git.files_of(target)?))
     }
 }
 
