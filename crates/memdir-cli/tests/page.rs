@@ -938,3 +938,169 @@ fn issue33_the_sidebar_shows_live_scratch_and_the_notes_folder_groups_by_type_an
             .contains("groceries")
     );
 }
+
+/// The newest changes of `path` (all when empty), as `memdir history --json` lists them.
+fn history_of(f: &Fixture, path: &str) -> Vec<serde_json::Value> {
+    let mut args = vec!["history", "--json"];
+    if !path.is_empty() {
+        args.push(path);
+    }
+    let out = f.cmd().args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn issue33_a_changes_diff_and_restoring_a_files_old_version() {
+    let f = Fixture::new();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let agent_write = |text: &str, reason: &str| {
+        let out = f
+            .cmd()
+            .env("MEMDIR_SOURCE", "agent")
+            .env("MEMDIR_WRITER", "helper")
+            .args(["--reason", reason, "write", "notes/facts.md", text])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let good = "# Facts\n- the invoice is due on the 3rd\n";
+    agent_write(good, "first version");
+    agent_write(
+        "# Facts\n- the invoice is due <script>alert(1)</script> never\n",
+        "a wrong fact",
+    );
+    let hist = history_of(&f, "notes/facts.md");
+    let (wrong, first) = (
+        hist[0]["commit"].as_str().unwrap().to_string(),
+        hist[1]["commit"].as_str().unwrap().to_string(),
+    );
+
+    // The timeline links each change to its diff, and a file's history offers each version.
+    let timeline = p.get(&s, "/ui/history");
+    assert!(
+        timeline
+            .body
+            .contains(&format!("href=\"/ui/change/{wrong}\"")),
+        "{}",
+        timeline.body
+    );
+    let file_hist = p.get(&s, "/ui/history?path=notes/facts.md");
+    assert!(
+        file_hist.body.contains(&format!(
+            "/ui/restore?path=notes/facts.md&amp;commit={first}"
+        )),
+        "{}",
+        file_hist.body
+    );
+
+    // The diff: the line it took out and the one it put in, shown as text.
+    let diff = p.get(&s, &format!("/ui/change/{wrong}"));
+    assert_eq!(diff.status, 200, "{}", diff.body);
+    assert!(diff.body.contains("a wrong fact"), "{}", diff.body);
+    assert!(
+        diff.body.contains("\n-- the invoice is due on the 3rd\n"),
+        "{}",
+        diff.body
+    );
+    assert!(
+        diff.body
+            .contains("\n+- the invoice is due &#60;script&#62;alert(1)&#60;/script&#62; never\n"),
+        "{}",
+        diff.body
+    );
+    assert!(!diff.body.contains("<script>"), "{}", diff.body);
+    let missing = p.get(&s, "/ui/change/0123456789abcdef");
+    assert_eq!(missing.status, 404, "{}", missing.body);
+
+    // Restoring asks first, showing what it would change.
+    let ask = p.get(
+        &s,
+        &format!("/ui/restore?path=notes/facts.md&commit={first}"),
+    );
+    assert_eq!(ask.status, 200, "{}", ask.body);
+    assert!(ask.body.contains("id=\"restore\""), "{}", ask.body);
+    assert!(
+        ask.body.contains("\n+- the invoice is due on the 3rd\n"),
+        "{}",
+        ask.body
+    );
+    let at = ask.body.find("name=\"base\" value=\"").unwrap() + 19;
+    let base = ask.body[at..].split('"').next().unwrap().to_string();
+    assert!(!base.is_empty());
+    let form = |base: &str| {
+        vec![
+            ("path", "notes/facts.md".to_string()),
+            ("commit", first.clone()),
+            ("base", base.to_string()),
+        ]
+    };
+    let send = |form: &[(&str, String)]| {
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        p.post(&s, "/ui/restore", &form)
+    };
+    // Without the session's token: refused, nothing written.
+    let forged = post_form(
+        &s.url("/ui/restore"),
+        &[("Cookie", p.cookie.as_str()), ("Origin", s.base.as_str())],
+        &[
+            ("csrf", "not-the-token"),
+            ("path", "notes/facts.md"),
+            ("commit", &first),
+            ("base", &base),
+        ],
+    );
+    assert_eq!(forged.status, 403, "{}", forged.body);
+    // Over a version the person did not see: refused, nothing written.
+    let stale = send(&form("0000000000000000"));
+    assert_eq!(stale.status, 409, "{}", stale.body);
+    assert!(f.get("notes/facts.md").contains("never"));
+    // A change that did not touch the file has no version of it.
+    let other = f.cmd().args(["log", "an unrelated line"]).output().unwrap();
+    assert!(other.status.success());
+    let unrelated = history_of(&f, "")[0]["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let none = p.get(
+        &s,
+        &format!("/ui/restore?path=notes/facts.md&commit={unrelated}"),
+    );
+    assert_eq!(none.status, 404, "{}", none.body);
+    assert!(none.body.contains("did not touch"), "{}", none.body);
+
+    let done = send(&form(&base));
+    assert_eq!(done.status, 303, "{}", done.body);
+    assert_eq!(f.get("notes/facts.md"), good);
+    let newest = &history_of(&f, "notes/facts.md")[0];
+    assert_eq!(newest["writer"], "main", "{newest}");
+    assert_eq!(newest["source"], "user", "{newest}");
+    assert!(
+        newest["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("restored as of {}", &first[..10])),
+        "{newest}"
+    );
+    let msg = common::git(&f, &["log", "-1", "--format=%B"]);
+    assert!(msg.contains("Memdir-Via: web"), "{msg}");
+    // Restored already: nothing more to do.
+    let again = p.get(
+        &s,
+        &format!("/ui/restore?path=notes/facts.md&commit={first}"),
+    );
+    assert!(again.body.contains("already"), "{}", again.body);
+}

@@ -49,6 +49,11 @@ pub(crate) fn routes(page: Page) -> Router {
         .route("/ui/lint", get(lint))
         .route("/ui/blame/{*path}", get(blame))
         .route("/ui/undo", get(undo_page).post(undo))
+        .route("/ui/change/{commit}", get(crate::changes::change))
+        .route(
+            "/ui/restore",
+            get(crate::changes::restore_page).post(crate::changes::restore),
+        )
         .with_state(page)
 }
 
@@ -64,10 +69,10 @@ async fn style() -> Response {
 }
 
 /// What a handler returns: a page, or a page saying why not.
-type Out = Result<Response, Response>;
+pub(crate) type Out = Result<Response, Response>;
 
 /// Runs `f` (engine calls block on files, git and locks) off the async threads.
-async fn blocking(f: impl FnOnce() -> Out + Send + 'static) -> Response {
+pub(crate) async fn blocking(f: impl FnOnce() -> Out + Send + 'static) -> Response {
     match tokio::task::spawn_blocking(f).await {
         Ok(Ok(r)) | Ok(Err(r)) => r,
         Err(e) => {
@@ -83,10 +88,11 @@ async fn blocking(f: impl FnOnce() -> Out + Send + 'static) -> Response {
 }
 
 /// The header of every page.
-struct Nav {
-    person: String,
-    csrf: String,
-    pending: usize,
+#[derive(Clone)]
+pub(crate) struct Nav {
+    pub(crate) person: String,
+    pub(crate) csrf: String,
+    pub(crate) pending: usize,
 }
 
 #[derive(Template)]
@@ -97,7 +103,7 @@ struct MessagePage<'a> {
     message: &'a str,
 }
 
-fn html(status: StatusCode, t: &impl Template) -> Response {
+pub(crate) fn html(status: StatusCode, t: &impl Template) -> Response {
     match t.render() {
         Ok(body) => (
             status,
@@ -116,7 +122,12 @@ fn html(status: StatusCode, t: &impl Template) -> Response {
     }
 }
 
-fn message_page(nav: Option<Nav>, status: StatusCode, title: &str, message: &str) -> Response {
+pub(crate) fn message_page(
+    nav: Option<Nav>,
+    status: StatusCode,
+    title: &str,
+    message: &str,
+) -> Response {
     html(
         status,
         &MessagePage {
@@ -128,7 +139,7 @@ fn message_page(nav: Option<Nav>, status: StatusCode, title: &str, message: &str
 }
 
 /// The page for an engine error: memdir's own message, with the status its kind means.
-fn engine_error(nav: Option<Nav>, e: &memdir::Error) -> Response {
+pub(crate) fn engine_error(nav: Option<Nav>, e: &memdir::Error) -> Response {
     let status = match e.kind() {
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
         ErrorKind::Invalid => StatusCode::BAD_REQUEST,
@@ -177,7 +188,7 @@ fn cookie(headers: &HeaderMap) -> Option<String> {
 
 impl Page {
     /// The signed-in session of this request, or the page that says to sign in.
-    fn session(&self, headers: &HeaderMap) -> Result<Session, Response> {
+    pub(crate) fn session(&self, headers: &HeaderMap) -> Result<Session, Response> {
         let not_in = || {
             message_page(
                 None,
@@ -211,7 +222,11 @@ impl Page {
     }
 
     /// The session, and for a form its CSRF token checked.
-    fn session_for_form(&self, headers: &HeaderMap, csrf: &str) -> Result<Session, Response> {
+    pub(crate) fn session_for_form(
+        &self,
+        headers: &HeaderMap,
+        csrf: &str,
+    ) -> Result<Session, Response> {
         let s = self.session(headers)?;
         if !auth::same(&s.csrf, csrf) {
             return Err(message_page(
@@ -225,7 +240,7 @@ impl Page {
     }
 
     /// The memory, written by the signed-in person.
-    fn as_person(&self, s: &Session) -> Memory {
+    pub(crate) fn as_person(&self, s: &Session) -> Memory {
         s.mem
             .with_actor(memdir::Actor {
                 writer: s.person.clone(),
@@ -234,7 +249,7 @@ impl Page {
             .with_via(Some("web"))
     }
 
-    fn nav(&self, s: &Session) -> Nav {
+    pub(crate) fn nav(&self, s: &Session) -> Nav {
         let pending =
             s.mem.proposals().map_or(0, |p| p.len()) + s.mem.gate_pending().map_or(0, |g| g.len());
         Nav {
@@ -247,7 +262,7 @@ impl Page {
 
 /// A 303 to a page of this site; `to` is built from encoded parts, and anything that still
 /// could not be a header value goes to the start page instead of failing.
-fn see_other(to: &str) -> Response {
+pub(crate) fn see_other(to: &str) -> Response {
     let value = HeaderValue::from_str(to).unwrap_or(HeaderValue::from_static("/ui/"));
     (StatusCode::SEE_OTHER, [(header::LOCATION, value)]).into_response()
 }
