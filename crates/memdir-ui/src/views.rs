@@ -1437,6 +1437,26 @@ struct HitView {
     line: u64,
     text: String,
     score: String,
+    /// Why the line came: the nonzero parts of its score (ranked, semantic, hybrid modes).
+    why: Vec<(&'static str, String)>,
+    /// From an external source: shown as untrusted data, as the CLI fences it.
+    external: bool,
+}
+
+/// The nonzero parts of a ranked score, named as a person reads them.
+fn why_parts(why: Option<memdir::search::Why>) -> Vec<(&'static str, String)> {
+    let Some(w) = why else { return Vec::new() };
+    [
+        ("keyword", w.keyword),
+        ("meaning", w.meaning),
+        ("neighbour", w.neighbour),
+        ("day", w.day),
+        ("hint", w.hint),
+    ]
+    .into_iter()
+    .filter(|(_, v)| *v != 0.0)
+    .map(|(k, v)| (k, format!("{v:+.2}")))
+    .collect()
 }
 
 #[derive(Template)]
@@ -1490,9 +1510,11 @@ async fn search(
                             href: line_href(&h.path, h.line),
                             date: h.date.clone().unwrap_or_default(),
                             score: h.score.map(|s| format!("{s:.2}")).unwrap_or_default(),
+                            why: why_parts(h.why),
+                            external: h.external,
+                            text: markdown::visible_controls(&h.text).into_owned(),
                             path: h.path,
                             line: h.line,
-                            text: h.text,
                         })
                         .collect();
                 }
