@@ -1319,11 +1319,24 @@ async fn decide_proposal(
 impl Page {
     /// Records in the ledger a gate decision sent to the page by anything but a signed-in
     /// person (no session, another session's form, a bearer token, another origin), as the
-    /// engine records an agent's attempt. Only a memory of its own can record it: a service's
-    /// request without a session names no tenant.
-    fn record_refused_gate(&self, f: &DecideForm, why: &str) {
-        let Realm::One(mem) = &*self.realm else {
-            return;
+    /// engine records an agent's attempt. A service's request names its tenant only through
+    /// a session: with one (a form without its token, a bearer token or another origin beside
+    /// the cookie) the attempt goes to that tenant's ledger; without one it names no tenant,
+    /// and goes to the service's log instead.
+    fn record_refused_gate(&self, headers: &HeaderMap, f: &DecideForm, why: &str) {
+        let mem = match &*self.realm {
+            Realm::One(mem) => (**mem).clone(),
+            Realm::Service(svc) => match cookie(headers).map(|c| svc.session(&c)) {
+                Some(Ok(Some(s))) => s.mem,
+                _ => {
+                    tracing::warn!(
+                        "refused a gate decision for request {:?} sent to the page without a signed-in person ({}); it names no tenant, so no ledger records it",
+                        f.id.trim(),
+                        why.trim()
+                    );
+                    return;
+                }
+            },
         };
         let verdict = if f.action == "deny" {
             Verdict::Deny
@@ -1351,10 +1364,11 @@ pub(crate) async fn record_refused_gate(
     why: &'static str,
 ) {
     use axum::extract::FromRequest as _;
+    let headers = req.headers().clone();
     let Ok(Form(f)) = Form::<DecideForm>::from_request(req, &()).await else {
         return;
     };
-    let _ = tokio::task::spawn_blocking(move || page.record_refused_gate(&f, why)).await;
+    let _ = tokio::task::spawn_blocking(move || page.record_refused_gate(&headers, &f, why)).await;
 }
 
 async fn decide_gate(
@@ -1366,7 +1380,7 @@ async fn decide_gate(
         let s = match p.session_for_form(&headers, &f.csrf) {
             Ok(s) => s,
             Err(refusal) => {
-                p.record_refused_gate(&f, "no signed-in session with this form's token");
+                p.record_refused_gate(&headers, &f, "no signed-in session with this form's token");
                 return Err(refusal);
             }
         };
