@@ -837,9 +837,13 @@ fn issue33_lint_findings_and_search_hits_link_to_their_line() {
     assert!(lint.body.contains("broken-link"), "{}", lint.body);
     let at = lint
         .body
-        .find("href=\"/ui/files/notes/broken.md?lines=1#L")
+        .find("href=\"/ui/files/notes/broken.md?lines=1&#38;at=")
         .unwrap_or_else(|| panic!("{}", lint.body));
-    let href = lint.body[at + 6..].split('"').next().unwrap().to_string();
+    let href = lint.body[at + 6..]
+        .split('"')
+        .next()
+        .unwrap()
+        .replace("&#38;", "&");
     let line = href.rsplit("#L").next().unwrap().to_string();
     let shown = p.get(&s, &href);
     assert_eq!(shown.status, 200);
@@ -864,7 +868,7 @@ fn issue33_lint_findings_and_search_hits_link_to_their_line() {
     assert!(!late.body.contains("2026-11-01.md"), "{}", late.body);
     assert!(
         late.body
-            .contains("href=\"/ui/files/log/2026-11-20.md?lines=1#L1\"")
+            .contains("href=\"/ui/files/log/2026-11-20.md?lines=1&#38;at=1#L1\"")
     );
     let early = p.get(&s, "/ui/search?q=boiler&until=2026-11-10");
     assert!(!early.body.contains("2026-11-20.md"), "{}", early.body);
@@ -1205,4 +1209,87 @@ fn issue33_ranked_and_hybrid_hits_say_why_they_came_and_external_ones_are_marked
         "{}",
         grep.body
     );
+}
+
+/// The numbers of the lines a file page shows.
+fn shown_lines(html: &str) -> Vec<usize> {
+    html.split("<li id=\"L")
+        .skip(1)
+        .map(|l| l.split('"').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn issue33_a_long_log_and_a_long_lint_list_are_shown_a_section_at_a_time() {
+    let f = Fixture::new();
+    let log: String = (1..=3000)
+        .map(|i| format!("- 09:00 entry {i} of a long day, with enough words to be a real line\n"))
+        .collect();
+    f.put("log/2026-11-20.md", &log);
+    for i in 0..230 {
+        f.put(
+            &format!("notes/n{i:03}.md"),
+            &format!("---\nname: n{i:03}\ndescription: note {i}\n---\nsee [[nowhere-{i}]]\n"),
+        );
+    }
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+
+    // The first section, then the next by its link, to the end; every line once, in order.
+    let mut url = "/ui/files/log/2026-11-20.md".to_string();
+    let mut seen = Vec::new();
+    let mut sections = 0;
+    loop {
+        let page = p.get(&s, &url);
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(
+            page.body.len() < 100_000,
+            "{url}: {} bytes",
+            page.body.len()
+        );
+        seen.extend(shown_lines(&page.body));
+        sections += 1;
+        match page.body.split("id=\"next-section\"").next().and_then(|b| {
+            page.body.contains("id=\"next-section\"").then(|| {
+                b.rsplit("href=\"")
+                    .next()
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .replace("&#38;", "&")
+            })
+        }) {
+            Some(next) => url = next,
+            None => break,
+        }
+    }
+    assert!(sections > 2, "{sections}");
+    assert_eq!(seen, (1..=3000).collect::<Vec<_>>());
+    // A link to a line opens the section that holds it, with a way back.
+    let hit = p.get(&s, "/ui/search?q=entry+2500+of");
+    let at = hit
+        .body
+        .find("href=\"/ui/files/log/2026-11-20.md?lines=1&#38;at=2500#L2500\"")
+        .unwrap_or_else(|| panic!("{}", hit.body));
+    let _ = at;
+    let there = p.get(&s, "/ui/files/log/2026-11-20.md?lines=1&at=2500");
+    assert!(shown_lines(&there.body).contains(&2500), "{}", there.body);
+    assert!(there.body.contains("id=\"prev-section\""), "{}", there.body);
+    assert!(there.body.contains("of 3000"), "{}", there.body);
+
+    // Lint: 200 findings a page, and the rest on the next.
+    let first = p.get(&s, "/ui/lint");
+    assert_eq!(first.status, 200);
+    let rows = |b: &str| b.matches("<tr class=\"").count();
+    assert_eq!(rows(&first.body), 200, "{}", first.body);
+    assert!(
+        first.body.contains("href=\"/ui/lint?page=1\""),
+        "{}",
+        first.body
+    );
+    let second = p.get(&s, "/ui/lint?page=1");
+    assert!(rows(&second.body) >= 30, "{}", second.body);
+    assert!(!second.body.contains("id=\"older\""), "{}", second.body);
+    assert!(second.body.contains("id=\"newer\""), "{}", second.body);
 }

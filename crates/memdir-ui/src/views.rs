@@ -743,6 +743,8 @@ struct FilePage {
     frontmatter: Vec<(String, String)>,
     front_errors: Vec<String>,
     body: Body,
+    /// For a long file shown by sections: where this one is, and the links to its neighbours.
+    section: Option<SectionNav>,
     source: Option<String>,
     backlinks: Vec<LinkView>,
     last: Option<LastChange>,
@@ -759,16 +761,47 @@ async fn files_root(state: State<Page>, headers: HeaderMap) -> Response {
 }
 
 /// `?lines=1`: the file as numbered lines (`#L12` anchors), the view lint findings and search
-/// hits link to.
+/// hits link to; `at=N`: the section of a long file's lines that holds line N.
 #[derive(Deserialize, Default)]
 struct FileQuery {
     #[serde(default)]
     lines: Option<String>,
+    #[serde(default)]
+    at: Option<usize>,
 }
 
-/// The URL of `path` shown at `line`.
+/// The URL of `path` shown at `line`: the numbered view, at the section that holds it.
 fn line_href(path: &str, line: u64) -> String {
-    format!("/ui/files/{}?lines=1#L{line}", encode_path(path))
+    format!("/ui/files/{}?lines=1&at={line}#L{line}", encode_path(path))
+}
+
+/// The most text one section of a long file's lines shows, and the most lines: a page stays
+/// well under 100 KB of HTML whatever the file's size.
+const SECTION_BYTES: usize = 40_000;
+const SECTION_LINES: usize = 800;
+
+/// Where a long file's sections start (1-based line numbers), cut from the first line on, so
+/// a section is the same whichever line a link names.
+fn section_starts(text: &str) -> Vec<usize> {
+    let mut starts = vec![1];
+    let (mut bytes, mut lines) = (0, 0);
+    for (i, l) in text.lines().enumerate() {
+        if lines > 0 && (bytes + l.len() > SECTION_BYTES || lines == SECTION_LINES) {
+            starts.push(i + 1);
+            (bytes, lines) = (0, 0);
+        }
+        bytes += l.len() + 1;
+        lines += 1;
+    }
+    starts
+}
+
+/// Links between the sections of a long file.
+struct SectionNav {
+    /// `lines 801–1600 of 13,231`.
+    label: String,
+    prev: Option<String>,
+    next: Option<String>,
 }
 
 fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
@@ -821,12 +854,12 @@ async fn files(
         if path.is_empty() || !is_file {
             return folder_page(&p, &s, &path);
         }
-        file_page(&p, &s, &path, q.lines.is_some())
+        file_page(&p, &s, &path, q.lines.is_some(), q.at.unwrap_or(1))
     })
     .await
 }
 
-fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
+fn file_page(p: &Page, s: &Session, path: &str, numbered: bool, at: usize) -> Out {
     let nav = || Some(p.nav(s));
     let bytes = s.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
     let version = memdir::content_version(&bytes);
@@ -837,10 +870,34 @@ fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
     let mut source = None;
     let mut backlinks = Vec::new();
     let is_log = path.starts_with(&format!("{}/", layout.log_dir));
+    let mut section = None;
     let body = if is_log || numbered {
+        // A long file is shown a section at a time, with links to the next and previous.
+        let starts = section_starts(&text);
+        let i = starts
+            .partition_point(|s| *s <= at.max(1))
+            .saturating_sub(1);
+        let (from, to) = (starts[i], starts.get(i + 1).copied());
+        if starts.len() > 1 {
+            let total = text.lines().count();
+            let href = |line: usize| {
+                let lines = if numbered { "lines=1&" } else { "" };
+                format!("/ui/files/{}?{lines}at={line}", encode_path(path))
+            };
+            section = Some(SectionNav {
+                label: format!(
+                    "lines {from}\u{2013}{} of {total}",
+                    to.map_or(total, |t| t - 1)
+                ),
+                prev: i.checked_sub(1).map(|j| href(starts[j])),
+                next: to.map(href),
+            });
+        }
         Body::Log(
             text.lines()
                 .enumerate()
+                .skip(from - 1)
+                .take(to.map_or(usize::MAX, |t| t - from))
                 .map(|(i, l)| LogLine {
                     number: i + 1,
                     external: is_log && l.contains(memdir_core::log::EXTERNAL_MARK),
@@ -915,6 +972,7 @@ fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
             frontmatter,
             front_errors,
             body,
+            section,
             source,
             backlinks,
             last,
@@ -1573,18 +1631,45 @@ struct LintPage {
     errors: String,
     warnings: String,
     findings: Vec<FindingView>,
+    /// `findings 201–400 of 1,234`, when there is more than one page.
+    shown: Option<String>,
+    newer: Option<String>,
+    older: Option<String>,
 }
 
-async fn lint(State(p): State<Page>, headers: HeaderMap) -> Response {
+/// Findings per page of the lint view.
+const LINT_PAGE: usize = 200;
+
+#[derive(Deserialize)]
+struct PageQuery {
+    #[serde(default)]
+    page: usize,
+}
+
+async fn lint(State(p): State<Page>, headers: HeaderMap, Query(q): Query<PageQuery>) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
         let report = s
             .mem
             .lint()
             .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let total = report.findings.len();
+        let page = q.page.min(total.saturating_sub(1) / LINT_PAGE);
+        let href = |n: usize| format!("/ui/lint?page={n}");
+        let shown = (total > LINT_PAGE).then(|| {
+            format!(
+                "findings {}\u{2013}{} of {total}",
+                page * LINT_PAGE + 1,
+                ((page + 1) * LINT_PAGE).min(total)
+            )
+        });
+        let newer = (page > 0).then(|| href(page - 1));
+        let older = ((page + 1) * LINT_PAGE < total).then(|| href(page + 1));
         let findings = report
             .findings
             .into_iter()
+            .skip(page * LINT_PAGE)
+            .take(LINT_PAGE)
             .map(|f| FindingView {
                 severity: match f.severity {
                     memdir::lint::Severity::Error => "error",
@@ -1606,6 +1691,9 @@ async fn lint(State(p): State<Page>, headers: HeaderMap) -> Response {
                 errors: plural(report.errors, "error", "errors"),
                 warnings: plural(report.warnings, "warning", "warnings"),
                 findings,
+                shown,
+                newer,
+                older,
             },
         ))
     })
