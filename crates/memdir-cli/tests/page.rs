@@ -1109,8 +1109,11 @@ fn issue33_a_changes_diff_and_restoring_a_files_old_version() {
     assert!(again.body.contains("already"), "{}", again.body);
 }
 
-/// Each hit of a search page: its score and the parts of it the page shows.
-fn hits_with_why(html: &str) -> Vec<(f64, Vec<(String, f64)>, String)> {
+/// A hit of a search page: its score, the parts of it the page shows, and its HTML.
+type ShownHit = (f64, Vec<(String, f64)>, String);
+
+/// Each hit of a search page.
+fn hits_with_why(html: &str) -> Vec<ShownHit> {
     let list = html.split("<ol class=\"hits\">").nth(1).unwrap();
     let list = list.split("</ol>").next().unwrap();
     list.split("<li")
