@@ -83,7 +83,7 @@ fn meta(mem: &Memory, commit: &str) -> Option<ChangeMeta> {
         .into_iter()
         .find(|h| h.commit == commit)
         .map(|h| ChangeMeta {
-            date: mem.clock().local_text(&h.date),
+            date: crate::views::when(mem, &h.date),
             writer: h.writer,
             summary: h.summary,
             source: h.source.unwrap_or_default(),

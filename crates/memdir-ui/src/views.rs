@@ -260,6 +260,18 @@ impl Page {
     }
 }
 
+/// A time as a person reads it, in the memory's time zone: `30 Nov 2026, 09:15 UTC`; the
+/// text as it was when it is not an RFC 3339 time.
+pub(crate) fn when(mem: &Memory, rfc3339: &str) -> String {
+    match rfc3339.parse::<jiff::Timestamp>() {
+        Ok(t) => t
+            .to_zoned_datetime(mem.clock().now().time_zone().clone())
+            .strftime("%-d %b %Y, %H:%M %Z")
+            .to_string(),
+        Err(_) => rfc3339.to_string(),
+    }
+}
+
 /// A 303 to a page of this site; `to` is built from encoded parts, and anything that still
 /// could not be a header value goes to the start page instead of failing.
 pub(crate) fn see_other(to: &str) -> Response {
@@ -953,7 +965,7 @@ fn file_page(p: &Page, s: &Session, path: &str, numbered: bool, at: usize) -> Ou
         .ok()
         .and_then(|h| h.into_iter().next())
         .map(|h| LastChange {
-            date: s.mem.clock().local_text(&h.date),
+            date: when(&s.mem, &h.date),
             writer: h.writer,
             summary: h.summary,
             source: h.source.unwrap_or_default(),
@@ -1299,7 +1311,7 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
                 id: pr.id,
                 writer: pr.writer,
                 reason: pr.reason,
-                created: pr.created,
+                created: when(&s.mem, &pr.created),
                 diff: pr.diff,
             })
             .collect();
@@ -1309,7 +1321,7 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
             .map_err(|e| engine_error(nav(), &e))?
             .into_iter()
             .map(|g| GateView {
-                time: s.mem.clock().local(g.time),
+                time: when(&s.mem, &g.time.to_string()),
                 id: g.id,
                 kind: g.request.kind,
                 target: g.request.target,
@@ -1764,7 +1776,7 @@ fn history_href(path: Option<&str>, page: usize) -> String {
 fn change_view(mem: &Memory, h: memdir::provenance::HistoryEntry) -> ChangeView {
     ChangeView {
         short: h.commit.chars().take(10).collect(),
-        date: mem.clock().local_text(&h.date),
+        date: when(mem, &h.date),
         commit: h.commit,
         writer: h.writer,
         summary: h.summary,
@@ -1857,7 +1869,7 @@ async fn blame(State(p): State<Page>, headers: HeaderMap, Path(path): Path<Strin
                     short: l.commit.chars().take(10).collect(),
                     commit: l.commit,
                     writer: l.writer,
-                    date: l.date,
+                    date: when(&s.mem, &l.date),
                     reason: l.reason.unwrap_or_default(),
                     first,
                 }
