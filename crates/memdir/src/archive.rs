@@ -7,8 +7,9 @@
 //! - A note moves to `archive/<its path>` (`notes/x.md` to `archive/notes/x.md`); when that name is
 //!   taken, to `archive/notes/x.<date>.md`, then `x.<date>-2.md` and so on. Moves never overwrite.
 
+use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::memory::{Memory, SweepReport};
+use crate::layers::SweepReport;
 use crate::notes::{note_paths, read_text};
 use crate::store::LockName;
 use jiff::civil::Date;
@@ -32,7 +33,7 @@ pub fn is_expired(expires: Date, today: Date) -> bool {
 }
 
 /// Moves old state entries and expired notes into the archive, recording them in `report`.
-pub(crate) fn sweep(mem: &Memory, dry_run: bool, report: &mut SweepReport) -> Result<(), Error> {
+pub(crate) fn sweep(mem: &Ctx, dry_run: bool, report: &mut SweepReport) -> Result<(), Error> {
     let today = mem.clock().now().date();
     sweep_state(mem, today, dry_run, report)?;
     sweep_notes(mem, today, dry_run, report)?;
@@ -43,7 +44,7 @@ pub(crate) fn sweep(mem: &Memory, dry_run: bool, report: &mut SweepReport) -> Re
 }
 
 fn sweep_state(
-    mem: &Memory,
+    mem: &Ctx,
     today: Date,
     dry_run: bool,
     report: &mut SweepReport,
@@ -76,7 +77,7 @@ fn sweep_state(
 }
 
 fn sweep_notes(
-    mem: &Memory,
+    mem: &Ctx,
     today: Date,
     dry_run: bool,
     report: &mut SweepReport,
@@ -104,7 +105,7 @@ fn sweep_notes(
     Ok(())
 }
 
-fn free_archive_path(mem: &Memory, path: &MemPath, today: Date) -> Result<MemPath, Error> {
+fn free_archive_path(mem: &Ctx, path: &MemPath, today: Date) -> Result<MemPath, Error> {
     let plain = MemPath::parse(&format!("{ARCHIVE_DIR}/{path}"))?;
     if mem.store().stat(&plain)?.is_none() {
         return Ok(plain);

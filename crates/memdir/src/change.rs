@@ -9,9 +9,9 @@
 //! lock: a torn append is cut back, temp files of the dead write are removed, `MEMORY.md` is
 //! regenerated, and what was written is committed by its real writer, not as a hand edit.
 
+use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::history::{Change, FileChange, History};
-use crate::memory::Memory;
 use crate::provenance::{Actor, BlameLine, HAND_EDIT, HistoryEntry, apply};
 use crate::store::{LockGuard, LockName, StoreError};
 use memdir_core::path::MemPath;
@@ -51,7 +51,7 @@ pub(crate) struct AppendIntent {
 /// An open change; call [`Tx::commit`] once the files are written. A change dropped without
 /// a commit (it failed part-way) still records what it wrote, by its writer.
 pub(crate) struct Tx<'a> {
-    mem: &'a Memory,
+    cx: &'a Ctx,
     history: Option<Arc<dyn History>>,
     op: String,
     path: String,
@@ -65,208 +65,206 @@ pub(crate) struct Tx<'a> {
     _lock: Box<dyn LockGuard>,
 }
 
-impl Memory {
-    /// Starts a change named `op` on `path`. Every change holds the change lock until it is
-    /// committed, with or without history: it serialises writers, so what a change read is
-    /// still current when it writes.
-    pub(crate) fn begin(&self, op: &str, path: &str) -> Result<Tx<'_>, Error> {
-        self.begin_with(op, path, |_| Ok(None))
-    }
+/// Starts a change named `op` on `path`. Every change holds the change lock until it is
+/// committed, with or without history: it serialises writers, so what a change read is
+/// still current when it writes.
+pub(crate) fn begin<'a>(cx: &'a Ctx, op: &str, path: &str) -> Result<Tx<'a>, Error> {
+    begin_with(cx, op, path, |_| Ok(None))
+}
 
-    /// [`Memory::begin`] for a log append of `entry` to `file`: the journal records where the
-    /// file ended, so a torn append is cut back by the next change.
-    pub(crate) fn begin_append(
-        &self,
-        op: &str,
-        file: &MemPath,
-        entry: &str,
-    ) -> Result<Tx<'_>, Error> {
-        self.begin_with(op, file.as_str(), |mem| {
-            let offset = match mem.store().stat(file)? {
-                Some(e) => e.size,
-                None => 0,
-            };
-            Ok(Some(AppendIntent {
-                path: file.to_string(),
-                offset,
-                entry: entry.to_string(),
-            }))
-        })
-    }
-
-    fn begin_with(
-        &self,
-        op: &str,
-        path: &str,
-        append: impl FnOnce(&Memory) -> Result<Option<AppendIntent>, Error>,
-    ) -> Result<Tx<'_>, Error> {
-        self.refuse_bad_config()?;
-        let lock = self.store().lock(LockName::Git)?;
-        // A change killed while writing its journal (or any of memdir's own files) leaves a
-        // temp file there, and no journal to say so.
-        if let Err(e) = self.store().clean_temp_files(&MemPath::root(), false) {
-            self.warn(format!(
-                "could not remove temp files of interrupted writes: {e}"
-            ));
-        }
-        self.recover()?;
-        let history = self.history_backend().cloned();
-        if let Some(h) = &history {
-            for p in path.split(" -> ") {
-                if let Ok(p) = MemPath::parse_file(p) {
-                    h.check_recordable(&p)?;
-                }
-            }
-            let prepared = h.prepare(self.clock().now().timestamp());
-            self.keep_warnings(h.as_ref());
-            prepared?;
-        }
-        let intent = Intent {
-            v: 1,
-            op: op.to_string(),
-            path: path.to_string(),
-            writer: self.actor().writer.clone(),
-            source: self.actor().source.as_str().to_string(),
-            reason: self.reason().map(str::to_string),
-            at: self.clock().now().timestamp().to_string(),
-            pid: std::process::id(),
-            append: append(self)?,
+/// [`Memory::begin`] for a log append of `entry` to `file`: the journal records where the
+/// file ended, so a torn append is cut back by the next change.
+pub(crate) fn begin_append<'a>(
+    cx: &'a Ctx,
+    op: &str,
+    file: &MemPath,
+    entry: &str,
+) -> Result<Tx<'a>, Error> {
+    begin_with(cx, op, file.as_str(), |mem| {
+        let offset = match mem.store().stat(file)? {
+            Some(e) => e.size,
+            None => 0,
         };
-        let json = serde_json::to_vec(&intent)
-            .map_err(|e| Error::Store(StoreError::Backend(format!("journal: {e}"))))?;
-        self.store().write_meta(JOURNAL, &json)?;
-        Ok(Tx {
-            mem: self,
-            history,
-            op: op.to_string(),
-            path: path.to_string(),
-            reason: None,
-            redacted: Vec::new(),
-            lagging: false,
-            done: false,
-            _lock: lock,
-        })
-    }
+        Ok(Some(AppendIntent {
+            path: file.to_string(),
+            offset,
+            entry: entry.to_string(),
+        }))
+    })
+}
 
-    fn keep_warnings(&self, h: &dyn History) {
-        for line in h.take_warnings() {
-            self.warn(line);
-        }
-    }
-
-    /// Finishes a change a killed process left in the journal (see the module docs). Runs
-    /// under the change lock; a memory with no journal costs one small read.
-    fn recover(&self) -> Result<(), Error> {
-        let Some(bytes) = self.store().read_meta(JOURNAL)? else {
-            return Ok(());
-        };
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
-        let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
-            self.warn(format!(
-                "ignored an unreadable .memdir/{JOURNAL} (a change was interrupted; what it wrote is recorded as a hand edit)"
-            ));
-            self.store().write_meta(JOURNAL, b"")?;
-            return Ok(());
-        };
-        if let Some(a) = &intent.append {
-            self.cut_torn_append(a)?;
-        }
-        let path = MemPath::parse(intent.path.split(" -> ").next().unwrap_or_default())
-            .unwrap_or_default();
-        for dir in [path.parent().unwrap_or_default(), MemPath::root()] {
-            // Cleaning up is never a reason to lock writers out.
-            if let Err(e) = self.store().clean_temp_files(&dir, false) {
-                self.warn(format!(
-                    "could not remove temp files of an interrupted change: {e}"
-                ));
-            }
-        }
-        if let Err(e) = crate::index::refresh(self) {
-            self.warn(format!(
-                "could not regenerate MEMORY.md after an interrupted change: {e}"
-            ));
-        }
-        if let Some(h) = self.history_backend() {
-            let actor = Actor {
-                writer: intent.writer.clone(),
-                source: intent
-                    .source
-                    .parse()
-                    .unwrap_or(crate::provenance::Source::User),
-            };
-            let at = intent
-                .at
-                .parse()
-                .unwrap_or_else(|_| self.clock().now().timestamp());
-            let committed = h.commit(&Change {
-                op: &intent.op,
-                path: &intent.path,
-                reason: intent.reason.as_deref(),
-                actor: &actor,
-                at,
-                via: None,
-                whole_tree: true,
-            });
-            self.keep_warnings(h.as_ref());
-            committed?;
-        }
-        self.warn(format!(
-            "finished an interrupted change ({} {} by {}): recorded now",
-            intent.op, intent.path, intent.writer
+fn begin_with<'a>(
+    cx: &'a Ctx,
+    op: &str,
+    path: &str,
+    append: impl FnOnce(&Ctx) -> Result<Option<AppendIntent>, Error>,
+) -> Result<Tx<'a>, Error> {
+    cx.refuse_bad_config()?;
+    let lock = cx.store().lock(LockName::Git)?;
+    // A change killed while writing its journal (or any of memdir's own files) leaves a
+    // temp file there, and no journal to say so.
+    if let Err(e) = cx.store().clean_temp_files(&MemPath::root(), false) {
+        cx.warn(format!(
+            "could not remove temp files of interrupted writes: {e}"
         ));
-        self.store().write_meta(JOURNAL, b"")?;
-        Ok(())
     }
-
-    /// Cuts a log file back to where an interrupted append began, unless the whole entry made
-    /// it (then it stays: it may have been acknowledged).
-    fn cut_torn_append(&self, a: &AppendIntent) -> Result<(), Error> {
-        let Ok(path) = MemPath::parse_file(&a.path) else {
-            return Ok(());
-        };
-        let Some(bytes) = self.read_bytes_opt(&path)? else {
-            return Ok(());
-        };
-        let Ok(start) = usize::try_from(a.offset) else {
-            return Ok(());
-        };
-        let Some(tail) = bytes.get(start..) else {
-            return Ok(());
-        };
-        let entry = a.entry.as_bytes();
-        let body = tail.strip_prefix(b"\n").unwrap_or(tail);
-        if tail.is_empty() || body == entry {
-            return Ok(());
+    recover(cx)?;
+    let history = cx.history_backend().cloned();
+    if let Some(h) = &history {
+        for p in path.split(" -> ") {
+            if let Ok(p) = MemPath::parse_file(p) {
+                h.check_recordable(&p)?;
+            }
         }
-        // Only a prefix of this very entry is cut: anything else was written by someone else.
-        if entry.starts_with(body) {
-            self.store().write(&path, &bytes[..start])?;
-            self.warn(format!(
-                "cut back a log entry in {} that an interrupted append left half-written",
-                a.path
+        let prepared = h.prepare(cx.clock().now().timestamp());
+        keep_warnings(cx, h.as_ref());
+        prepared?;
+    }
+    let intent = Intent {
+        v: 1,
+        op: op.to_string(),
+        path: path.to_string(),
+        writer: cx.actor().writer.clone(),
+        source: cx.actor().source.as_str().to_string(),
+        reason: cx.reason().map(str::to_string),
+        at: cx.clock().now().timestamp().to_string(),
+        pid: std::process::id(),
+        append: append(cx)?,
+    };
+    let json = serde_json::to_vec(&intent)
+        .map_err(|e| Error::Store(StoreError::Backend(format!("journal: {e}"))))?;
+    cx.store().write_meta(JOURNAL, &json)?;
+    Ok(Tx {
+        cx,
+        history,
+        op: op.to_string(),
+        path: path.to_string(),
+        reason: None,
+        redacted: Vec::new(),
+        lagging: false,
+        done: false,
+        _lock: lock,
+    })
+}
+
+fn keep_warnings(cx: &Ctx, h: &dyn History) {
+    for line in h.take_warnings() {
+        cx.warn(line);
+    }
+}
+
+/// Finishes a change a killed process left in the journal (see the module docs). Runs
+/// under the change lock; a memory with no journal costs one small read.
+fn recover(cx: &Ctx) -> Result<(), Error> {
+    let Some(bytes) = cx.store().read_meta(JOURNAL)? else {
+        return Ok(());
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    let Ok(intent) = serde_json::from_slice::<Intent>(&bytes) else {
+        cx.warn(format!(
+            "ignored an unreadable .memdir/{JOURNAL} (a change was interrupted; what it wrote is recorded as a hand edit)"
+        ));
+        cx.store().write_meta(JOURNAL, b"")?;
+        return Ok(());
+    };
+    if let Some(a) = &intent.append {
+        cut_torn_append(cx, a)?;
+    }
+    let path =
+        MemPath::parse(intent.path.split(" -> ").next().unwrap_or_default()).unwrap_or_default();
+    for dir in [path.parent().unwrap_or_default(), MemPath::root()] {
+        // Cleaning up is never a reason to lock writers out.
+        if let Err(e) = cx.store().clean_temp_files(&dir, false) {
+            cx.warn(format!(
+                "could not remove temp files of an interrupted change: {e}"
             ));
         }
-        Ok(())
     }
+    if let Err(e) = crate::index::refresh(cx) {
+        cx.warn(format!(
+            "could not regenerate MEMORY.md after an interrupted change: {e}"
+        ));
+    }
+    if let Some(h) = cx.history_backend() {
+        let actor = Actor {
+            writer: intent.writer.clone(),
+            source: intent
+                .source
+                .parse()
+                .unwrap_or(crate::provenance::Source::User),
+        };
+        let at = intent
+            .at
+            .parse()
+            .unwrap_or_else(|_| cx.clock().now().timestamp());
+        let committed = h.commit(&Change {
+            op: &intent.op,
+            path: &intent.path,
+            reason: intent.reason.as_deref(),
+            actor: &actor,
+            at,
+            via: None,
+            whole_tree: true,
+        });
+        keep_warnings(cx, h.as_ref());
+        committed?;
+    }
+    cx.warn(format!(
+        "finished an interrupted change ({} {} by {}): recorded now",
+        intent.op, intent.path, intent.writer
+    ));
+    cx.store().write_meta(JOURNAL, b"")?;
+    Ok(())
+}
 
-    /// Finishes a change a killed memdir left, if there is one: taken under the change lock,
-    /// for readers (`context`) that would otherwise show a stale `MEMORY.md`. Best effort: a
-    /// failure is a warning, never a failed read.
-    pub(crate) fn heal_if_interrupted(&self) {
-        let pending = matches!(self.store().read_meta(JOURNAL), Ok(Some(b)) if !b.iter().all(u8::is_ascii_whitespace));
-        if !pending {
-            return;
-        }
-        let healed = self
-            .store()
-            .lock(LockName::Git)
-            .map_err(Error::from)
-            .and_then(|_lock| self.recover());
-        if let Err(e) = healed {
-            self.warn(format!("could not finish an interrupted change: {e}"));
-        }
+/// Cuts a log file back to where an interrupted append began, unless the whole entry made
+/// it (then it stays: it may have been acknowledged).
+fn cut_torn_append(cx: &Ctx, a: &AppendIntent) -> Result<(), Error> {
+    let Ok(path) = MemPath::parse_file(&a.path) else {
+        return Ok(());
+    };
+    let Some(bytes) = cx.read_bytes_opt(&path)? else {
+        return Ok(());
+    };
+    let Ok(start) = usize::try_from(a.offset) else {
+        return Ok(());
+    };
+    let Some(tail) = bytes.get(start..) else {
+        return Ok(());
+    };
+    let entry = a.entry.as_bytes();
+    let body = tail.strip_prefix(b"\n").unwrap_or(tail);
+    if tail.is_empty() || body == entry {
+        return Ok(());
+    }
+    // Only a prefix of this very entry is cut: anything else was written by someone else.
+    if entry.starts_with(body) {
+        cx.store().write(&path, &bytes[..start])?;
+        cx.warn(format!(
+            "cut back a log entry in {} that an interrupted append left half-written",
+            a.path
+        ));
+    }
+    Ok(())
+}
+
+/// Finishes a change a killed memdir left, if there is one: taken under the change lock,
+/// for readers (`context`) that would otherwise show a stale `MEMORY.md`. Best effort: a
+/// failure is a warning, never a failed read.
+pub(crate) fn heal_if_interrupted(cx: &Ctx) {
+    let pending = matches!(cx.store().read_meta(JOURNAL), Ok(Some(b)) if !b.iter().all(u8::is_ascii_whitespace));
+    if !pending {
+        return;
+    }
+    let healed = cx
+        .store()
+        .lock(LockName::Git)
+        .map_err(Error::from)
+        .and_then(|_lock| recover(cx));
+    if let Err(e) = healed {
+        cx.warn(format!("could not finish an interrupted change: {e}"));
     }
 }
 
@@ -313,7 +311,7 @@ impl Tx<'_> {
             return;
         }
         self.done = true;
-        let mem = self.mem;
+        let mem = self.cx;
         if let Some(h) = &self.history {
             let reason = mem.reason().or(self.reason.as_deref());
             let reason = match (reason, crate::guard::note(&self.redacted)) {
@@ -330,7 +328,7 @@ impl Tx<'_> {
                 via: mem.via(),
                 whole_tree: false,
             });
-            mem.keep_warnings(h.as_ref());
+            keep_warnings(mem, h.as_ref());
             if let Err(e) = committed {
                 mem.warn(format!(
                     "{} {} is saved, but recording it in history failed ({e}): history lags until the next change records it",
@@ -357,70 +355,72 @@ impl Drop for Tx<'_> {
     }
 }
 
-impl Memory {
-    fn repo(&self) -> Result<&Arc<dyn History>, Error> {
-        if !self.config().git.enabled {
-            return Err(Error::Invalid(
-                "git history is off for this memory folder ([git] enabled = false in .memdir/config.toml): set it to true, then run `memdir init` to start recording".into(),
-            ));
-        }
-        self.history_backend().ok_or_else(|| {
-            Error::Invalid(
-                "this memory folder has no git history: run `memdir init` to start one".into(),
-            )
-        })
+fn repo(cx: &Ctx) -> Result<&Arc<dyn History>, Error> {
+    if !cx.config().git.enabled {
+        return Err(Error::Invalid(
+            "git history is off for this memory folder ([git] enabled = false in .memdir/config.toml): set it to true, then run `memdir init` to start recording".into(),
+        ));
     }
+    cx.history_backend().ok_or_else(|| {
+        Error::Invalid(
+            "this memory folder has no git history: run `memdir init` to start one".into(),
+        )
+    })
+}
 
-    /// Commits that changed `path` (all when `None`), newest first.
-    pub fn history(&self, path: Option<&str>, limit: usize) -> Result<Vec<HistoryEntry>, Error> {
-        let p = path.map(MemPath::parse_file).transpose()?;
-        let mut entries = self.repo()?.history(p.as_ref(), limit)?;
-        for e in &mut entries {
-            e.date = self.clock().local_text(&e.date);
-        }
-        Ok(entries)
+/// Commits that changed `path` (all when `None`), newest first.
+pub(crate) fn history(
+    cx: &Ctx,
+    path: Option<&str>,
+    limit: usize,
+) -> Result<Vec<HistoryEntry>, Error> {
+    let p = path.map(MemPath::parse_file).transpose()?;
+    let mut entries = repo(cx)?.history(p.as_ref(), limit)?;
+    for e in &mut entries {
+        e.date = cx.clock().local_text(&e.date);
     }
+    Ok(entries)
+}
 
-    /// Who last changed each line of a file, and why.
-    pub fn blame(&self, path: &str) -> Result<Vec<BlameLine>, Error> {
-        let p = MemPath::parse_file(path)?;
-        let mut lines = self.repo()?.blame(&p)?;
-        for l in &mut lines {
-            l.date = self.clock().local_text(&l.date);
-        }
-        Ok(lines)
+/// Who last changed each line of a file, and why.
+pub(crate) fn blame(cx: &Ctx, path: &str) -> Result<Vec<BlameLine>, Error> {
+    let p = MemPath::parse_file(path)?;
+    let mut lines = repo(cx)?.blame(&p)?;
+    for l in &mut lines {
+        l.date = cx.clock().local_text(&l.date);
     }
+    Ok(lines)
+}
 
-    /// The files change `commit` (a prefix naming one) touched, each before and after it, with
-    /// the change's full id: its diff, and any file as of any change.
-    pub fn change_files(&self, commit: &str) -> Result<(String, Vec<FileChange>), Error> {
-        Ok(self.repo()?.files_of(commit)?)
-    }
+/// The files change `commit` (a prefix naming one) touched, each before and after it, with the
+/// change's full id: its diff, and any file as of any change.
+pub(crate) fn change_files(cx: &Ctx, commit: &str) -> Result<(String, Vec<FileChange>), Error> {
+    Ok(repo(cx)?.files_of(commit)?)
+}
 
-    /// Reverts a commit with a new commit (recorded as `undo <commit id>`); returns the reverted
-    /// commit's id. History is never rewritten.
-    ///
-    /// Without a commit it steps back: the newest change memdir made that is neither an undo
-    /// nor undone already, so undoing twice undoes the last two changes. Naming an undo's commit
-    /// reverts that undo (a redo).
-    pub fn undo(&self, commit: Option<&str>) -> Result<String, Error> {
-        let history = self.repo()?.clone();
-        let tx = self.begin("undo", commit.unwrap_or("last change"))?;
-        let target = match commit {
-            Some(c) => c.to_string(),
-            None => step_back(&history.history(None, 1000)?)?,
-        };
-        let (id, changes) = history.revert(&target)?;
-        for (path, _) in &changes {
-            self.refuse_gate_files(path)?;
-        }
-        apply(self.store().as_ref(), &changes)?;
-        let reason = format!("undo {}", id.get(..10).unwrap_or(&id));
-        tx.default_reason(reason)
-            .recorded_as("undo", &id)
-            .commit()?;
-        Ok(id)
+/// Reverts a commit with a new commit (recorded as `undo <commit id>`); returns the reverted
+/// commit's id. History is never rewritten.
+///
+/// Without a commit it steps back: the newest change memdir made that is neither an undo
+/// nor undone already, so undoing twice undoes the last two changes. Naming an undo's commit
+/// reverts that undo (a redo).
+pub(crate) fn undo(cx: &Ctx, commit: Option<&str>) -> Result<String, Error> {
+    let history = repo(cx)?.clone();
+    let tx = begin(cx, "undo", commit.unwrap_or("last change"))?;
+    let target = match commit {
+        Some(c) => c.to_string(),
+        None => step_back(&history.history(None, 1000)?)?,
+    };
+    let (id, changes) = history.revert(&target)?;
+    for (path, _) in &changes {
+        crate::gates::refuse_gate_files(cx, path)?;
     }
+    apply(cx.store().as_ref(), &changes)?;
+    let reason = format!("undo {}", id.get(..10).unwrap_or(&id));
+    tx.default_reason(reason)
+        .recorded_as("undo", &id)
+        .commit()?;
+    Ok(id)
 }
 
 /// The commit a plain `undo` reverts: walking back from the newest, an undo that was itself

@@ -8,8 +8,8 @@
 //! is asked the same question; every item of its answer is checked
 //! ([`memdir_core::consolidate::check_answer`]) and what fails is dropped and reported.
 
+use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use crate::notes::{read_text, resolver, scan};
 use crate::provenance::{Actor, Source};
 use crate::store::{EntryKind, StoreError};
@@ -125,7 +125,7 @@ struct Finding {
     key: String,
 }
 
-fn read_state(mem: &Memory) -> Result<RunState, Error> {
+fn read_state(mem: &Ctx) -> Result<RunState, Error> {
     match mem.store().read_meta(STATE_META)? {
         None => Ok(RunState::default()),
         Some(b) => serde_json::from_slice(&b).map_err(|e| {
@@ -146,331 +146,327 @@ fn minus_days(d: Date, days: i64) -> Date {
         .unwrap_or(Date::MIN)
 }
 
-impl Memory {
-    /// Runs consolidation: see the module documentation.
-    pub fn consolidate(&self, opts: &Options) -> Result<Report, Error> {
-        let mem = self.with_actor(Actor {
-            writer: WRITER.to_string(),
-            source: Source::Agent,
+/// Runs consolidation: see the module documentation.
+pub(crate) fn consolidate(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
+    let mem = cx.with_actor(Actor {
+        writer: WRITER.to_string(),
+        source: Source::Agent,
+    });
+    consolidate_as(&mem, opts)
+}
+
+fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
+    let cfg = &cx.config().consolidate;
+    let tok = Tokenizer::new();
+    let now = cx.clock().now();
+    let today = now.date();
+    let mut state = read_state(cx)?;
+    let last_run = match &state.last_run {
+        None => None,
+        Some(d) => Some(d.parse::<Date>().map_err(|_| {
+            Error::Invalid(format!(
+                "bad .memdir/{STATE_META}: last_run {d:?} is not a day: delete it to consolidate from the start, or pass --since"
+            ))
+        })?),
+    };
+    let since = opts.since.or(last_run);
+    // Recurrence is counted over a window that reaches back before the new days.
+    let window_from = match since {
+        Some(s) => Some(minus_days(s, days_of(&cfg.window)?)),
+        None => None,
+    };
+
+    // The logs: every file of the window, in date order, then path order.
+    let store = cx.store().as_ref();
+    let mut files: Vec<(Date, MemPath)> = match store.list(&MemPath::parse(cx.layout().log_dir)?) {
+        Ok(v) => v,
+        Err(StoreError::NotFound(_)) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    }
+    .into_iter()
+    .filter(|e| e.kind == EntryKind::File)
+    .filter_map(|e| {
+        let d = e.path.file_name().and_then(date_of_file_name)?;
+        Some((d, e.path))
+    })
+    .filter(|(d, _)| window_from.is_none_or(|w| *d >= w) && *d <= today)
+    .collect();
+    files.sort();
+    let mut lines: Vec<LogLine> = Vec::new();
+    for (d, p) in &files {
+        if let Some(text) = read_text(store, p)? {
+            lines.extend(log_lines(p.as_str(), *d, &text));
+        }
+    }
+    let is_new = |l: &LogLine| since.is_none_or(|s| l.date >= s);
+    let new: Vec<LogLine> = lines.iter().filter(|l| is_new(l)).cloned().collect();
+    let new_cites: HashSet<String> = new.iter().map(LogLine::cite).collect();
+    let core = read_text(store, &MemPath::parse(cx.layout().core)?)?.unwrap_or_default();
+
+    // Deterministic findings.
+    let settings = Settings {
+        min_days: cfg.min_days,
+        ..Settings::default()
+    };
+    let mut findings = Vec::new();
+    for f in recurring_statements(&lines, &core, &settings, &tok) {
+        // Said again in the new days: otherwise an earlier run saw it all.
+        if !f.evidence.iter().any(|e| new_cites.contains(&e.cite)) {
+            continue;
+        }
+        findings.push(Finding {
+            kind: "core-fact",
+            summary: format!("add \"{}\" (said on {} days)", f.text, f.days),
+            reason: format!("the user said it on {} days: {}", f.days, f.text),
+            new_core: Some(add_line(&core, &f.text)),
+            evidence: f.evidence,
+            key: format!("fact:{}", f.key),
         });
-        mem.consolidate_as(opts)
+    }
+    for s in stale_core_lines(&core, &new, &tok) {
+        findings.push(Finding {
+            kind: "stale-core-line",
+            summary: format!(
+                "core.md:{} may be out of date (\"{}\" in a later log): replace it",
+                s.core_line, s.change_word
+            ),
+            reason: format!(
+                "possibly stale: core.md:{} vs {}",
+                s.core_line, s.evidence[1].cite
+            ),
+            new_core: replace_line(&core, s.core_line, &s.replacement),
+            evidence: s.evidence,
+            key: format!("stale:{}", s.key),
+        });
     }
 
-    fn consolidate_as(&self, opts: &Options) -> Result<Report, Error> {
-        let cfg = &self.config().consolidate;
-        let tok = Tokenizer::new();
-        let now = self.clock().now();
-        let today = now.date();
-        let mut state = read_state(self)?;
-        let last_run = match &state.last_run {
-            None => None,
-            Some(d) => Some(d.parse::<Date>().map_err(|_| {
-                Error::Invalid(format!(
-                    "bad .memdir/{STATE_META}: last_run {d:?} is not a day: delete it to consolidate from the start, or pass --since"
-                ))
-            })?),
-        };
-        let since = opts.since.or(last_run);
-        // Recurrence is counted over a window that reaches back before the new days.
-        let window_from = match since {
-            Some(s) => Some(minus_days(s, days_of(&cfg.window)?)),
-            None => None,
-        };
-
-        // The logs: every file of the window, in date order, then path order.
-        let store = self.store().as_ref();
-        let mut files: Vec<(Date, MemPath)> =
-            match store.list(&MemPath::parse(self.layout().log_dir)?) {
-                Ok(v) => v,
-                Err(StoreError::NotFound(_)) => Vec::new(),
-                Err(e) => return Err(e.into()),
-            }
-            .into_iter()
-            .filter(|e| e.kind == EntryKind::File)
-            .filter_map(|e| {
-                let d = e.path.file_name().and_then(date_of_file_name)?;
-                Some((d, e.path))
-            })
-            .filter(|(d, _)| window_from.is_none_or(|w| *d >= w) && *d <= today)
-            .collect();
-        files.sort();
-        let mut lines: Vec<LogLine> = Vec::new();
-        for (d, p) in &files {
-            if let Some(text) = read_text(store, p)? {
-                lines.extend(log_lines(p.as_str(), *d, &text));
+    // Notes and the index.
+    let files_scanned = scan(store, &cx.layout())?;
+    let resolve = resolver(&files_scanned);
+    let mut linked: BTreeSet<String> = BTreeSet::new();
+    for f in &files_scanned {
+        for l in memdir_core::links::extract(&f.text) {
+            if let Some(to) = resolve.resolve(&l.target)
+                && to != f.path.as_str()
+            {
+                linked.insert(to.to_string());
             }
         }
-        let is_new = |l: &LogLine| since.is_none_or(|s| l.date >= s);
-        let new: Vec<LogLine> = lines.iter().filter(|l| is_new(l)).cloned().collect();
-        let new_cites: HashSet<String> = new.iter().map(LogLine::cite).collect();
-        let core = read_text(store, &MemPath::parse(self.layout().core)?)?.unwrap_or_default();
+    }
+    let mut notes = Vec::new();
+    for f in files_scanned.iter().filter(|f| f.is_note) {
+        let modified = store
+            .stat(&f.path)?
+            .filter(|e| e.modified_ms > 0)
+            .and_then(|e| jiff::Timestamp::from_millisecond(e.modified_ms).ok())
+            .map(|t| t.to_zoned_datetime(now.time_zone().clone()).date());
+        notes.push(NoteInfo {
+            path: f.path.to_string(),
+            name: f.note.meta.name.clone(),
+            description: f.note.meta.description.clone(),
+            expires: f.note.meta.expires,
+            modified,
+            linked: linked.contains(f.path.as_str()),
+        });
+    }
+    let index = read_text(store, &MemPath::parse(cx.layout().index_file)?)?.unwrap_or_default();
+    let index_usage = cx.config().index.cap().usage(&index);
+    let crowded = index_usage >= crate::index::GROWTH_WARNING;
+    let (mut merges, archive) = if crowded {
+        let untouched = minus_days(today, days_of(&cfg.archive_untouched)?);
+        (
+            near_duplicates(&notes, &tok),
+            archive_candidates(&notes, today, untouched),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
 
-        // Deterministic findings.
-        let settings = Settings {
-            min_days: cfg.min_days,
-            ..Settings::default()
-        };
-        let mut findings = Vec::new();
-        for f in recurring_statements(&lines, &core, &settings, &tok) {
-            // Said again in the new days: otherwise an earlier run saw it all.
-            if !f.evidence.iter().any(|e| new_cites.contains(&e.cite)) {
-                continue;
-            }
-            findings.push(Finding {
-                kind: "core-fact",
-                summary: format!("add \"{}\" (said on {} days)", f.text, f.days),
-                reason: format!("the user said it on {} days: {}", f.days, f.text),
-                new_core: Some(add_line(&core, &f.text)),
-                evidence: f.evidence,
-                key: format!("fact:{}", f.key),
-            });
-        }
-        for s in stale_core_lines(&core, &new, &tok) {
-            findings.push(Finding {
-                kind: "stale-core-line",
-                summary: format!(
-                    "core.md:{} may be out of date (\"{}\" in a later log): replace it",
-                    s.core_line, s.change_word
-                ),
-                reason: format!(
-                    "possibly stale: core.md:{} vs {}",
-                    s.core_line, s.evidence[1].cite
-                ),
-                new_core: replace_line(&core, s.core_line, &s.replacement),
-                evidence: s.evidence,
-                key: format!("stale:{}", s.key),
-            });
-        }
+    // State lines old enough to archive.
+    let state_text = read_text(store, &MemPath::parse(cx.layout().state)?)?.unwrap_or_default();
+    let cutoff = minus_days(today, days_of(&cx.config().state.archive_after)?);
+    let state_to_archive: Vec<String> = split_older_than(&state_text, cutoff)
+        .moved
+        .lines()
+        .filter(|l| l.starts_with("- "))
+        .map(str::to_string)
+        .collect();
 
-        // Notes and the index.
-        let files_scanned = scan(store, &self.layout())?;
-        let resolve = resolver(&files_scanned);
-        let mut linked: BTreeSet<String> = BTreeSet::new();
-        for f in &files_scanned {
-            for l in memdir_core::links::extract(&f.text) {
-                if let Some(to) = resolve.resolve(&l.target)
-                    && to != f.path.as_str()
-                {
-                    linked.insert(to.to_string());
-                }
-            }
-        }
-        let mut notes = Vec::new();
-        for f in files_scanned.iter().filter(|f| f.is_note) {
-            let modified = store
-                .stat(&f.path)?
-                .filter(|e| e.modified_ms > 0)
-                .and_then(|e| jiff::Timestamp::from_millisecond(e.modified_ms).ok())
-                .map(|t| t.to_zoned_datetime(now.time_zone().clone()).date());
-            notes.push(NoteInfo {
-                path: f.path.to_string(),
-                name: f.note.meta.name.clone(),
-                description: f.note.meta.description.clone(),
-                expires: f.note.meta.expires,
-                modified,
-                linked: linked.contains(f.path.as_str()),
-            });
-        }
-        let index =
-            read_text(store, &MemPath::parse(self.layout().index_file)?)?.unwrap_or_default();
-        let index_usage = self.config().index.cap().usage(&index);
-        let crowded = index_usage >= crate::index::GROWTH_WARNING;
-        let (mut merges, archive) = if crowded {
-            let untouched = minus_days(today, days_of(&cfg.archive_untouched)?);
-            (
-                near_duplicates(&notes, &tok),
-                archive_candidates(&notes, today, untouched),
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
-
-        // State lines old enough to archive.
-        let state_text =
-            read_text(store, &MemPath::parse(self.layout().state)?)?.unwrap_or_default();
-        let cutoff = minus_days(today, days_of(&self.config().state.archive_after)?);
-        let state_to_archive: Vec<String> = split_older_than(&state_text, cutoff)
-            .moved
-            .lines()
-            .filter(|l| l.starts_with("- "))
-            .map(str::to_string)
-            .collect();
-
-        // The model, when configured.
-        let model = match &opts.model {
-            None => None,
-            Some(m) => {
-                let paths: Vec<String> = notes
-                    .iter()
-                    .map(|n| match &n.description {
-                        Some(d) => format!("{} — {d}", n.path),
-                        None => n.path.clone(),
-                    })
-                    .collect();
-                let (text, shown) = prompt(&core, &new, &paths, cfg.max_prompt_bytes);
-                let answer = ask(m, &text)?;
-                let note_paths: Vec<String> = notes.iter().map(|n| n.path.clone()).collect();
-                let run = match parse_answer(&answer) {
-                    Err(reason) => ModelRun {
-                        model: m.model.clone(),
-                        lines_shown: shown.len(),
-                        accepted: 0,
-                        dropped: vec![Dropped {
-                            item: "the whole answer".to_string(),
-                            reason,
-                        }],
-                    },
-                    Ok(answer) => {
-                        let inputs = ModelInputs {
-                            core: &core,
-                            lines: &shown,
-                            notes: &note_paths,
-                            cap: self.config().core.cap(),
-                        };
-                        let (ok, dropped) = check_answer(&answer, &inputs, &tok);
-                        let accepted = ok.len();
-                        for item in ok {
-                            match item {
-                                Checked::Addition { text, evidence } => findings.push(Finding {
-                                    kind: "model-addition",
-                                    summary: format!("add \"{text}\" (model)"),
-                                    reason: format!("the model read it in the logs: {text}"),
-                                    new_core: Some(add_line(&core, &text)),
-                                    key: format!("fact:{}", key_of(&term_set(&tok, &text))),
-                                    evidence,
-                                }),
-                                Checked::Contradiction {
-                                    core_line,
-                                    replacement,
-                                    evidence,
-                                } => findings.push(Finding {
-                                    kind: "model-contradiction",
-                                    summary: format!(
-                                        "core.md:{core_line} contradicted by the logs (model): replace it"
-                                    ),
-                                    reason: format!(
-                                        "possibly stale: core.md:{core_line} vs {} (model)",
-                                        evidence.get(1).map(|e| e.cite.as_str()).unwrap_or("")
-                                    ),
-                                    new_core: replace_line(&core, core_line, &replacement),
-                                    key: format!(
-                                        "stale:{}|{}",
-                                        evidence[0].text.trim(),
-                                        evidence.get(1).map(|e| e.cite.as_str()).unwrap_or("")
-                                    ),
-                                    evidence,
-                                }),
-                                Checked::Merge(m) => {
-                                    if !merges.iter().any(|x| x.notes == m.notes) {
-                                        merges.push(m);
-                                    }
+    // The model, when configured.
+    let model = match &opts.model {
+        None => None,
+        Some(m) => {
+            let paths: Vec<String> = notes
+                .iter()
+                .map(|n| match &n.description {
+                    Some(d) => format!("{} — {d}", n.path),
+                    None => n.path.clone(),
+                })
+                .collect();
+            let (text, shown) = prompt(&core, &new, &paths, cfg.max_prompt_bytes);
+            let answer = ask(m, &text)?;
+            let note_paths: Vec<String> = notes.iter().map(|n| n.path.clone()).collect();
+            let run = match parse_answer(&answer) {
+                Err(reason) => ModelRun {
+                    model: m.model.clone(),
+                    lines_shown: shown.len(),
+                    accepted: 0,
+                    dropped: vec![Dropped {
+                        item: "the whole answer".to_string(),
+                        reason,
+                    }],
+                },
+                Ok(answer) => {
+                    let inputs = ModelInputs {
+                        core: &core,
+                        lines: &shown,
+                        notes: &note_paths,
+                        cap: cx.config().core.cap(),
+                    };
+                    let (ok, dropped) = check_answer(&answer, &inputs, &tok);
+                    let accepted = ok.len();
+                    for item in ok {
+                        match item {
+                            Checked::Addition { text, evidence } => findings.push(Finding {
+                                kind: "model-addition",
+                                summary: format!("add \"{text}\" (model)"),
+                                reason: format!("the model read it in the logs: {text}"),
+                                new_core: Some(add_line(&core, &text)),
+                                key: format!("fact:{}", key_of(&term_set(&tok, &text))),
+                                evidence,
+                            }),
+                            Checked::Contradiction {
+                                core_line,
+                                replacement,
+                                evidence,
+                            } => findings.push(Finding {
+                                kind: "model-contradiction",
+                                summary: format!(
+                                    "core.md:{core_line} contradicted by the logs (model): replace it"
+                                ),
+                                reason: format!(
+                                    "possibly stale: core.md:{core_line} vs {} (model)",
+                                    evidence.get(1).map(|e| e.cite.as_str()).unwrap_or("")
+                                ),
+                                new_core: replace_line(&core, core_line, &replacement),
+                                key: format!(
+                                    "stale:{}|{}",
+                                    evidence[0].text.trim(),
+                                    evidence.get(1).map(|e| e.cite.as_str()).unwrap_or("")
+                                ),
+                                evidence,
+                            }),
+                            Checked::Merge(m) => {
+                                if !merges.iter().any(|x| x.notes == m.notes) {
+                                    merges.push(m);
                                 }
                             }
                         }
-                        ModelRun {
-                            model: m.model.clone(),
-                            lines_shown: shown.len(),
-                            accepted,
-                            dropped,
-                        }
                     }
-                };
-                Some(run)
-            }
-        };
+                    ModelRun {
+                        model: m.model.clone(),
+                        lines_shown: shown.len(),
+                        accepted,
+                        dropped,
+                    }
+                }
+            };
+            Some(run)
+        }
+    };
 
-        // Under the history's lock, read what earlier runs proposed again (a run that overlapped
-        // this one may have finished meanwhile), then leave that out, and duplicates in this run.
-        let tx = if opts.dry_run {
+    // Under the history's lock, read what earlier runs proposed again (a run that overlapped
+    // this one may have finished meanwhile), then leave that out, and duplicates in this run.
+    let tx = if opts.dry_run {
+        None
+    } else {
+        let tx = crate::change::begin(cx, "consolidate", &report_path(today))?;
+        state.proposed = read_state(cx)?.proposed;
+        Some(tx)
+    };
+    let mut already_proposed = 0;
+    let mut keep: Vec<Finding> = Vec::new();
+    for f in findings {
+        if state.proposed.iter().any(|k| same_finding(k, &f.key)) {
+            already_proposed += 1;
+            continue;
+        }
+        if keep.iter().any(|k| same_finding(&k.key, &f.key)) {
+            continue;
+        }
+        keep.push(f);
+    }
+    let mut proposals = Vec::new();
+    let mut over_cap = Vec::new();
+    for f in keep {
+        let Some(new_core) = &f.new_core else {
+            continue;
+        };
+        if let Err(e) = cx
+            .config()
+            .core
+            .cap()
+            .check(cx.layout().core, &core, new_core)
+        {
+            over_cap.push(format!("{}: {e}", f.summary));
+            continue;
+        }
+        let evidence: Vec<String> = f.evidence.iter().map(ToString::to_string).collect();
+        let id = if opts.dry_run {
             None
         } else {
-            let tx = self.begin("consolidate", &report_path(today))?;
-            state.proposed = read_state(self)?.proposed;
-            Some(tx)
+            let id = crate::proposals::write_proposal_with(
+                &cx.with_reason(Some(&f.reason)),
+                &core,
+                new_core,
+                evidence.clone(),
+            )?;
+            state.proposed.push(f.key.clone());
+            Some(id)
         };
-        let mut already_proposed = 0;
-        let mut keep: Vec<Finding> = Vec::new();
-        for f in findings {
-            if state.proposed.iter().any(|k| same_finding(k, &f.key)) {
-                already_proposed += 1;
-                continue;
-            }
-            if keep.iter().any(|k| same_finding(&k.key, &f.key)) {
-                continue;
-            }
-            keep.push(f);
-        }
-        let mut proposals = Vec::new();
-        let mut over_cap = Vec::new();
-        for f in keep {
-            let Some(new_core) = &f.new_core else {
-                continue;
-            };
-            if let Err(e) = self
-                .config()
-                .core
-                .cap()
-                .check(self.layout().core, &core, new_core)
-            {
-                over_cap.push(format!("{}: {e}", f.summary));
-                continue;
-            }
-            let evidence: Vec<String> = f.evidence.iter().map(ToString::to_string).collect();
-            let id = if opts.dry_run {
-                None
-            } else {
-                let id = self.with_reason(Some(&f.reason)).write_proposal_with(
-                    &core,
-                    new_core,
-                    evidence.clone(),
-                )?;
-                state.proposed.push(f.key.clone());
-                Some(id)
-            };
-            proposals.push(Proposed {
-                id,
-                kind: f.kind.to_string(),
-                summary: f.summary,
-                evidence,
-            });
-        }
-
-        let mut report = Report {
-            since: since.map(|d| d.to_string()),
-            until: today.to_string(),
-            files_read: files.len(),
-            new_lines: new.len(),
-            proposals,
-            already_proposed,
-            over_cap,
-            merges,
-            archive,
-            index_usage,
-            state_to_archive,
-            model,
-            report: None,
-            dry_run: opts.dry_run,
-        };
-        if let Some(tx) = tx {
-            let path = report_path(today);
-            let p = MemPath::parse_file(&path)?;
-            let mut text = String::new();
-            if store.stat(&p)?.is_none() {
-                text.push_str(&format!("# Consolidation {today}\n"));
-            }
-            text.push_str(&render(&report, &now.strftime("%H:%M").to_string()));
-            store.append(&p, text.as_bytes())?;
-            report.report = Some(path);
-            let skip = state.proposed.len().saturating_sub(REMEMBERED);
-            state.proposed.drain(..skip);
-            state.last_run = Some(today.to_string());
-            let bytes = serde_json::to_vec_pretty(&state)
-                .map_err(|e| Error::Invalid(format!("cannot record the run: {e}")))?;
-            store.write_meta(STATE_META, &bytes)?;
-            tx.commit()?;
-        }
-        Ok(report)
+        proposals.push(Proposed {
+            id,
+            kind: f.kind.to_string(),
+            summary: f.summary,
+            evidence,
+        });
     }
+
+    let mut report = Report {
+        since: since.map(|d| d.to_string()),
+        until: today.to_string(),
+        files_read: files.len(),
+        new_lines: new.len(),
+        proposals,
+        already_proposed,
+        over_cap,
+        merges,
+        archive,
+        index_usage,
+        state_to_archive,
+        model,
+        report: None,
+        dry_run: opts.dry_run,
+    };
+    if let Some(tx) = tx {
+        let path = report_path(today);
+        let p = MemPath::parse_file(&path)?;
+        let mut text = String::new();
+        if store.stat(&p)?.is_none() {
+            text.push_str(&format!("# Consolidation {today}\n"));
+        }
+        text.push_str(&render(&report, &now.strftime("%H:%M").to_string()));
+        store.append(&p, text.as_bytes())?;
+        report.report = Some(path);
+        let skip = state.proposed.len().saturating_sub(REMEMBERED);
+        state.proposed.drain(..skip);
+        state.last_run = Some(today.to_string());
+        let bytes = serde_json::to_vec_pretty(&state)
+            .map_err(|e| Error::Invalid(format!("cannot record the run: {e}")))?;
+        store.write_meta(STATE_META, &bytes)?;
+        tx.commit()?;
+    }
+    Ok(report)
 }
 
 /// Two finding keys name the same finding: stale keys when equal, fact keys when their terms

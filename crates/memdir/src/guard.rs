@@ -12,8 +12,8 @@
 //! - `refuse`: the write fails with one line naming the kind and the line, nothing written;
 //! - `off`: content is stored as given.
 
+use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use memdir_core::config::SecretPolicy;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,7 +38,7 @@ pub(crate) struct Guarded<'a> {
 /// file holds now, for an edit: a secret already there is left to `memdir lint --secrets`, so an
 /// edit never rewrites (or, under `refuse`, blocks on) a line it did not bring.
 pub(crate) fn content<'a>(
-    mem: &Memory,
+    mem: &Ctx,
     path: &str,
     text: &'a str,
     before: Option<&str>,
@@ -71,7 +71,7 @@ pub(crate) fn content<'a>(
 
 /// A change's reason with any secret in it redacted (a reason is recorded in history and the
 /// journal like content; it is never refused, only cleaned, unless the policy is `off`).
-pub(crate) fn reason(mem: &Memory, reason: &str) -> String {
+pub(crate) fn reason(mem: &Ctx, reason: &str) -> String {
     if mem.config().secrets.policy == SecretPolicy::Off {
         return reason.to_string();
     }
@@ -119,7 +119,7 @@ pub fn stored_secrets(path: &str, text: &str) -> Vec<StoredSecret> {
 /// The secrets already stored in the memory's files (`memdir lint --secrets`), by file then
 /// line: what was written before the guard, by hand, or under `policy = "off"`. Binary files
 /// are skipped.
-pub fn secrets_on_disk(mem: &Memory) -> Result<Vec<StoredSecret>, Error> {
+pub(crate) fn secrets_on_disk(mem: &Ctx) -> Result<Vec<StoredSecret>, Error> {
     let mut out = Vec::new();
     for e in mem.store().walk(&memdir_core::path::MemPath::root())? {
         if e.kind != crate::store::EntryKind::File {

@@ -2,6 +2,7 @@
 //! writing a memory in a host's layout (`memdir export --format`), both through stores. The
 //! layouts themselves are pure data in [`memdir_core::host`].
 
+use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::store::{EntryKind, Store, StoreError};
 use memdir_core::host::{LayoutName, Survey, detect};
@@ -66,85 +67,87 @@ pub struct ExportReport {
     pub left_out: usize,
 }
 
-impl crate::Memory {
-    /// Writes this memory into `target` (a folder) in a host's layout: Claude Code's (topic
-    /// files, and a `MEMORY.md` that starts with core and links every note) or OpenClaw's
-    /// (core as `MEMORY.md`, logs in `memory/`, notes in `memory/notes/`). Nothing is written
-    /// over: a file already there with other bytes refuses the whole export before any write.
-    pub fn export_layout(&self, to: LayoutName, target: &dyn Store) -> Result<ExportReport, Error> {
-        let layout = self.layout();
-        let store = self.store().as_ref();
-        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-        let mut report = ExportReport {
-            format: to.as_str().to_string(),
-            ..ExportReport::default()
+/// Writes this memory into `target` (a folder) in a host's layout: Claude Code's (topic
+/// files, and a `MEMORY.md` that starts with core and links every note) or OpenClaw's
+/// (core as `MEMORY.md`, logs in `memory/`, notes in `memory/notes/`). Nothing is written
+/// over: a file already there with other bytes refuses the whole export before any write.
+pub(crate) fn export_layout(
+    cx: &Ctx,
+    to: LayoutName,
+    target: &dyn Store,
+) -> Result<ExportReport, Error> {
+    let layout = cx.layout();
+    let store = cx.store().as_ref();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut report = ExportReport {
+        format: to.as_str().to_string(),
+        ..ExportReport::default()
+    };
+    let all = match store.walk(&MemPath::root()) {
+        Ok(v) => v,
+        Err(StoreError::NotFound(_)) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let mut index_lines: Vec<(String, String, String)> = Vec::new();
+    for e in all.into_iter().filter(|e| e.kind == EntryKind::File) {
+        let rel = e.path.as_str();
+        let Some(out) = layout.export_target(rel, to) else {
+            report.left_out += 1;
+            continue;
         };
-        let all = match store.walk(&MemPath::root()) {
-            Ok(v) => v,
-            Err(StoreError::NotFound(_)) => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
-        let mut index_lines: Vec<(String, String, String)> = Vec::new();
-        for e in all.into_iter().filter(|e| e.kind == EntryKind::File) {
-            let rel = e.path.as_str();
-            let Some(out) = layout.export_target(rel, to) else {
+        let bytes = store.read(&e.path)?;
+        if layout.is_note_path(rel) {
+            let text = String::from_utf8_lossy(&bytes);
+            if memdir_core::layout::is_generated_folder_index(rel, &text) {
                 report.left_out += 1;
                 continue;
-            };
-            let bytes = store.read(&e.path)?;
-            if layout.is_note_path(rel) {
-                let text = String::from_utf8_lossy(&bytes);
-                if memdir_core::layout::is_generated_folder_index(rel, &text) {
-                    report.left_out += 1;
-                    continue;
-                }
-                let note = memdir_core::note::Note::parse(&text);
-                let name = note
-                    .meta
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| out.trim_end_matches(".md").to_string());
-                index_lines.push((name, out.clone(), note.meta.description.unwrap_or_default()));
             }
-            if files.iter().any(|(p, _)| *p == out) {
+            let note = memdir_core::note::Note::parse(&text);
+            let name = note
+                .meta
+                .name
+                .clone()
+                .unwrap_or_else(|| out.trim_end_matches(".md").to_string());
+            index_lines.push((name, out.clone(), note.meta.description.unwrap_or_default()));
+        }
+        if files.iter().any(|(p, _)| *p == out) {
+            return Err(Error::Conflict(format!(
+                "two files of this memory would both be {out} in the {to} layout: rename one, then export again"
+            )));
+        }
+        files.push((out, bytes));
+    }
+    if to == LayoutName::ClaudeCode {
+        let core = match store.read(&MemPath::parse_file(layout.core)?) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(StoreError::NotFound(_)) => String::new(),
+            Err(e) => return Err(e.into()),
+        };
+        index_lines.sort_by(|a, b| a.1.cmp(&b.1));
+        let index = memdir_core::host::claude_code_index(&core, &index_lines);
+        files.push((
+            memdir_core::note::INDEX_FILE.to_string(),
+            index.into_bytes(),
+        ));
+    }
+    // Check everything before writing anything.
+    let mut todo = Vec::new();
+    for (path, bytes) in files {
+        let p = MemPath::parse_file(&path)?;
+        match target.read(&p) {
+            Ok(have) if have == bytes => report.unchanged.push(path),
+            Ok(_) => {
                 return Err(Error::Conflict(format!(
-                    "two files of this memory would both be {out} in the {to} layout: rename one, then export again"
+                    "{path} is already in the target with other content: export to an empty folder, or move that file away"
                 )));
             }
-            files.push((out, bytes));
+            Err(StoreError::NotFound(_)) => todo.push((p, bytes)),
+            Err(e) => return Err(e.into()),
         }
-        if to == LayoutName::ClaudeCode {
-            let core = match store.read(&MemPath::parse_file(layout.core)?) {
-                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-                Err(StoreError::NotFound(_)) => String::new(),
-                Err(e) => return Err(e.into()),
-            };
-            index_lines.sort_by(|a, b| a.1.cmp(&b.1));
-            let index = memdir_core::host::claude_code_index(&core, &index_lines);
-            files.push((
-                memdir_core::note::INDEX_FILE.to_string(),
-                index.into_bytes(),
-            ));
-        }
-        // Check everything before writing anything.
-        let mut todo = Vec::new();
-        for (path, bytes) in files {
-            let p = MemPath::parse_file(&path)?;
-            match target.read(&p) {
-                Ok(have) if have == bytes => report.unchanged.push(path),
-                Ok(_) => {
-                    return Err(Error::Conflict(format!(
-                        "{path} is already in the target with other content: export to an empty folder, or move that file away"
-                    )));
-                }
-                Err(StoreError::NotFound(_)) => todo.push((p, bytes)),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        for (p, bytes) in todo {
-            target.write(&p, &bytes)?;
-            report.written.push(p.to_string());
-        }
-        Ok(report)
     }
+    for (p, bytes) in todo {
+        target.write(&p, &bytes)?;
+        report.written.push(p.to_string());
+    }
+    Ok(report)
 }

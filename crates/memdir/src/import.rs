@@ -8,8 +8,8 @@
 //! by entry (an entry already in the file, counted with repeats, is not added again); notes are
 //! created, never written over (a different file at the same path is kept and reported).
 
+use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use crate::notes::read_text;
 use crate::store::{EntryKind, Store, StoreError};
 use jiff::Timestamp;
@@ -150,310 +150,303 @@ struct Planner {
     report: ImportReport,
 }
 
-impl Memory {
-    /// Imports `source` into this memory as one change (`label` names the source in its
-    /// commit). With `dry_run`, nothing is written and the report says what would be.
-    pub fn import(
-        &self,
-        source: ImportSource<'_>,
-        label: &str,
-        dry_run: bool,
-    ) -> Result<ImportReport, Error> {
-        let mut p = Planner::default();
-        p.report.source = label.to_string();
-        p.report.dry_run = dry_run;
-        match source {
-            ImportSource::Chats { format, json } => self.plan_chats(&mut p, format, json)?,
-            ImportSource::Folder { layout, store } => self.plan_folder(&mut p, layout, store)?,
-        }
-        let Planner { plans, mut report } = p;
-        let mut writes = Vec::new();
-        for (path, (from, plan)) in plans {
-            let action = match &plan {
-                Plan::Write(_) => FileAction::Create,
-                Plan::Append(_, n) => FileAction::Append { entries: *n },
-                Plan::Update(_) => FileAction::Update,
-                Plan::Same => FileAction::Unchanged,
-                Plan::Kept(why) => FileAction::Kept { why: why.clone() },
-            };
-            report.files.push(ImportedFile {
-                path: path.clone(),
-                from,
-                action,
-            });
-            writes.push((path, plan));
-        }
-        let changes = writes
-            .iter()
-            .any(|(_, p)| matches!(p, Plan::Write(_) | Plan::Append(..) | Plan::Update(_)));
-        if dry_run || !changes {
-            return Ok(report);
-        }
-        let summary = match report.turns {
-            0 => format!("{} files", report.files.len()),
-            n => format!("{n} turns of {} conversations", report.conversations),
-        };
-        // Every text passes the guard before the change begins: a refusal writes nothing.
-        let mut redacted = Vec::new();
-        for (path, plan) in &mut writes {
-            if let Plan::Write(text) | Plan::Update(text) | Plan::Append(text, _) = plan {
-                let guarded = crate::guard::content(self, path, text, None)?;
-                if !guarded.redacted.is_empty() {
-                    redacted.extend(guarded.redacted);
-                    let clean = guarded.text.into_owned();
-                    *text = clean;
-                }
-            }
-        }
-        let tx = self
-            .begin("import", label)?
-            .default_reason(format!("imported {summary} from {label}"))
-            .redacted(&redacted);
-        let mut notes_changed = false;
-        let layout = self.layout();
-        for (path, plan) in &writes {
-            let p = MemPath::parse_file(path)?;
-            match plan {
-                Plan::Write(text) | Plan::Update(text) => {
-                    self.store().write(&p, text.as_bytes())?
-                }
-                Plan::Append(text, _) => self.store().append(&p, text.as_bytes())?,
-                Plan::Same | Plan::Kept(_) => continue,
-            }
-            notes_changed |= layout.is_note_path(path);
-        }
-        if notes_changed && layout.index_generated() {
-            crate::index::refresh(self)?;
-        }
-        tx.commit()?;
-        Ok(report)
+/// Imports `source` into this memory as one change (`label` names the source in its
+/// commit). With `dry_run`, nothing is written and the report says what would be.
+pub(crate) fn import(
+    cx: &Ctx,
+    source: ImportSource<'_>,
+    label: &str,
+    dry_run: bool,
+) -> Result<ImportReport, Error> {
+    let mut p = Planner::default();
+    p.report.source = label.to_string();
+    p.report.dry_run = dry_run;
+    match source {
+        ImportSource::Chats { format, json } => plan_chats(cx, &mut p, format, json)?,
+        ImportSource::Folder { layout, store } => plan_folder(cx, &mut p, layout, store)?,
     }
+    let Planner { plans, mut report } = p;
+    let mut writes = Vec::new();
+    for (path, (from, plan)) in plans {
+        let action = match &plan {
+            Plan::Write(_) => FileAction::Create,
+            Plan::Append(_, n) => FileAction::Append { entries: *n },
+            Plan::Update(_) => FileAction::Update,
+            Plan::Same => FileAction::Unchanged,
+            Plan::Kept(why) => FileAction::Kept { why: why.clone() },
+        };
+        report.files.push(ImportedFile {
+            path: path.clone(),
+            from,
+            action,
+        });
+        writes.push((path, plan));
+    }
+    let changes = writes
+        .iter()
+        .any(|(_, p)| matches!(p, Plan::Write(_) | Plan::Append(..) | Plan::Update(_)));
+    if dry_run || !changes {
+        return Ok(report);
+    }
+    let summary = match report.turns {
+        0 => format!("{} files", report.files.len()),
+        n => format!("{n} turns of {} conversations", report.conversations),
+    };
+    // Every text passes the guard before the change begins: a refusal writes nothing.
+    let mut redacted = Vec::new();
+    for (path, plan) in &mut writes {
+        if let Plan::Write(text) | Plan::Update(text) | Plan::Append(text, _) = plan {
+            let guarded = crate::guard::content(cx, path, text, None)?;
+            if !guarded.redacted.is_empty() {
+                redacted.extend(guarded.redacted);
+                let clean = guarded.text.into_owned();
+                *text = clean;
+            }
+        }
+    }
+    let tx = crate::change::begin(cx, "import", label)?
+        .default_reason(format!("imported {summary} from {label}"))
+        .redacted(&redacted);
+    let mut notes_changed = false;
+    let layout = cx.layout();
+    for (path, plan) in &writes {
+        let p = MemPath::parse_file(path)?;
+        match plan {
+            Plan::Write(text) | Plan::Update(text) => cx.store().write(&p, text.as_bytes())?,
+            Plan::Append(text, _) => cx.store().append(&p, text.as_bytes())?,
+            Plan::Same | Plan::Kept(_) => continue,
+        }
+        notes_changed |= layout.is_note_path(path);
+    }
+    if notes_changed && layout.index_generated() {
+        crate::index::refresh(cx)?;
+    }
+    tx.commit()?;
+    Ok(report)
+}
 
-    /// Plans a conversation export: each turn one entry of the export's writer's log for its
-    /// day, and one note per conversation.
-    fn plan_chats(&self, p: &mut Planner, format: ChatFormat, json: &str) -> Result<(), Error> {
-        let chats = match format {
-            ChatFormat::ChatGpt => chat::parse_chatgpt(json),
-            ChatFormat::Claude => chat::parse_claude(json),
+/// Plans a conversation export: each turn one entry of the export's writer's log for its
+/// day, and one note per conversation.
+fn plan_chats(cx: &Ctx, p: &mut Planner, format: ChatFormat, json: &str) -> Result<(), Error> {
+    let chats = match format {
+        ChatFormat::ChatGpt => chat::parse_chatgpt(json),
+        ChatFormat::Claude => chat::parse_claude(json),
+    }
+    .map_err(Error::Invalid)?;
+    let tz = cx.clock().now().time_zone().clone();
+    let layout = cx.layout();
+    let writer = format.writer();
+    // Every turn of every conversation, in time order (stable: export order on ties).
+    let mut lines: BTreeMap<String, Vec<(Timestamp, usize, String)>> = BTreeMap::new();
+    let mut seq = 0usize;
+    for c in &chats {
+        p.report.conversations += 1;
+        p.report.turns += c.turns.len();
+        p.report.turns_undated += c.undated;
+        if c.undated > 0 && c.turns.is_empty() {
+            p.report.conversations_undated += 1;
         }
-        .map_err(Error::Invalid)?;
-        let tz = self.clock().now().time_zone().clone();
-        let layout = self.layout();
-        let writer = format.writer();
-        // Every turn of every conversation, in time order (stable: export order on ties).
-        let mut lines: BTreeMap<String, Vec<(Timestamp, usize, String)>> = BTreeMap::new();
-        let mut seq = 0usize;
-        for c in &chats {
-            p.report.conversations += 1;
-            p.report.turns += c.turns.len();
-            p.report.turns_undated += c.undated;
-            if c.undated > 0 && c.turns.is_empty() {
-                p.report.conversations_undated += 1;
+        let mut days = Vec::new();
+        for t in &c.turns {
+            let (day, entry) = chat::turn_entry(t, &tz);
+            let path = layout.writer_log_path(day, writer);
+            if !days.contains(&day) {
+                days.push(day);
             }
-            let mut days = Vec::new();
-            for t in &c.turns {
-                let (day, entry) = chat::turn_entry(t, &tz);
-                let path = layout.writer_log_path(day, writer);
-                if !days.contains(&day) {
-                    days.push(day);
-                }
-                lines.entry(path).or_default().push((t.at, seq, entry));
-                seq += 1;
-            }
-            if let Some(note) = conversation_note(&layout, format, c, &days) {
-                let (path, text) = note;
-                let plan = self.plan_note(&path, text, true)?;
-                p.plans.insert(path, (None, plan));
-            }
+            lines.entry(path).or_default().push((t.at, seq, entry));
+            seq += 1;
         }
-        if p.report.turns_undated > 0 {
-            let r = &p.report;
-            self.warn(format!(
-                "{} turn(s) left out, {} conversation(s) whole: no time could be read for them (`{}` missing or out of range); set their time in the export to import them",
-                r.turns_undated,
-                r.conversations_undated,
-                format.time_field()
-            ));
-        }
-        for (path, mut entries) in lines {
-            entries.sort_by_key(|(at, n, _)| (*at, *n));
-            let text: String = entries.into_iter().map(|(_, _, e)| e).collect();
-            let plan = self.plan_log(p, &path, &text)?;
+        if let Some(note) = conversation_note(&layout, format, c, &days) {
+            let (path, text) = note;
+            let plan = plan_note(cx, &path, text, true)?;
             p.plans.insert(path, (None, plan));
         }
-        Ok(())
     }
+    if p.report.turns_undated > 0 {
+        let r = &p.report;
+        cx.warn(format!(
+            "{} turn(s) left out, {} conversation(s) whole: no time could be read for them (`{}` missing or out of range); set their time in the export to import them",
+            r.turns_undated,
+            r.conversations_undated,
+            format.time_field()
+        ));
+    }
+    for (path, mut entries) in lines {
+        entries.sort_by_key(|(at, n, _)| (*at, *n));
+        let text: String = entries.into_iter().map(|(_, _, e)| e).collect();
+        let plan = plan_log(cx, p, &path, &text)?;
+        p.plans.insert(path, (None, plan));
+    }
+    Ok(())
+}
 
-    /// Plans a host's folder: each file to where [`FolderLayout::import_target`] says.
-    fn plan_folder(
-        &self,
-        p: &mut Planner,
-        from: LayoutName,
-        source: &dyn Store,
-    ) -> Result<(), Error> {
-        let host = FolderLayout::of(from);
-        let into = self.layout();
-        let files = match source.walk(&MemPath::root()) {
-            Ok(v) => v,
-            Err(StoreError::NotFound(_)) => Vec::new(),
-            Err(e) => return Err(e.into()),
+/// Plans a host's folder: each file to where [`FolderLayout::import_target`] says.
+fn plan_folder(
+    cx: &Ctx,
+    p: &mut Planner,
+    from: LayoutName,
+    source: &dyn Store,
+) -> Result<(), Error> {
+    let host = FolderLayout::of(from);
+    let into = cx.layout();
+    let files = match source.walk(&MemPath::root()) {
+        Ok(v) => v,
+        Err(StoreError::NotFound(_)) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    // Claude Code's index names each topic file: its line gives a note without
+    // frontmatter a name and a description.
+    let index_lines: HashMap<String, (String, String)> = match host.index {
+        memdir_core::host::IndexKind::HandWritten => {
+            read_text(source, &MemPath::parse_file(host.index_file)?)?
+                .map(|t| {
+                    memdir_core::host::index_links(&t)
+                        .into_iter()
+                        .map(|l| (l.target, (l.title, l.hook)))
+                        .collect()
+                })
+                .unwrap_or_default()
+        }
+        _ => HashMap::new(),
+    };
+    // Several of the host's files can go to one log (`memory/2026-11-30.md` and
+    // `memory/2026-11-30..md`, or two slugs with one spelling): their entries are planned
+    // together, in the source's order, so no file's entries replace another's.
+    let mut logs: BTreeMap<String, (Vec<String>, String)> = BTreeMap::new();
+    for e in files.into_iter().filter(|e| e.kind == EntryKind::File) {
+        let rel = e.path.as_str().to_string();
+        let target = host.import_target(&rel, &into);
+        if let Imported::Skip(why) = target {
+            p.report.skipped.push((rel, why.to_string()));
+            continue;
+        }
+        let Some(text) = read_text(source, &e.path)? else {
+            continue;
         };
-        // Claude Code's index names each topic file: its line gives a note without
-        // frontmatter a name and a description.
-        let index_lines: HashMap<String, (String, String)> = match host.index {
-            memdir_core::host::IndexKind::HandWritten => {
-                read_text(source, &MemPath::parse_file(host.index_file)?)?
-                    .map(|t| {
-                        memdir_core::host::index_links(&t)
-                            .into_iter()
-                            .map(|l| (l.target, (l.title, l.hook)))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            }
-            _ => HashMap::new(),
-        };
-        // Several of the host's files can go to one log (`memory/2026-11-30.md` and
-        // `memory/2026-11-30..md`, or two slugs with one spelling): their entries are planned
-        // together, in the source's order, so no file's entries replace another's.
-        let mut logs: BTreeMap<String, (Vec<String>, String)> = BTreeMap::new();
-        for e in files.into_iter().filter(|e| e.kind == EntryKind::File) {
-            let rel = e.path.as_str().to_string();
-            let target = host.import_target(&rel, &into);
-            if let Imported::Skip(why) = target {
-                p.report.skipped.push((rel, why.to_string()));
+        let (path, plan) = match target {
+            Imported::Skip(_) => continue,
+            Imported::Log(path) => {
+                let (rels, all) = logs.entry(path).or_default();
+                if !all.is_empty() && !all.ends_with('\n') {
+                    all.push('\n');
+                }
+                all.push_str(&text);
+                rels.push(rel);
                 continue;
             }
-            let Some(text) = read_text(source, &e.path)? else {
-                continue;
-            };
-            let (path, plan) = match target {
-                Imported::Skip(_) => continue,
-                Imported::Log(path) => {
-                    let (rels, all) = logs.entry(path).or_default();
-                    if !all.is_empty() && !all.ends_with('\n') {
-                        all.push('\n');
+            Imported::Core => plan_core(cx, &host, &rel, text)?,
+            Imported::Note(path) => {
+                let stem = rel.trim_end_matches(".md");
+                let text = match index_lines.get(&rel) {
+                    Some((title, hook)) => {
+                        let description = if hook.is_empty() { title } else { hook };
+                        with_frontmatter(&text, stem, description).unwrap_or(text)
                     }
-                    all.push_str(&text);
-                    rels.push(rel);
-                    continue;
-                }
-                Imported::Core => self.plan_core(&host, &rel, text)?,
-                Imported::Note(path) => {
-                    let stem = rel.trim_end_matches(".md");
-                    let text = match index_lines.get(&rel) {
-                        Some((title, hook)) => {
-                            let description = if hook.is_empty() { title } else { hook };
-                            with_frontmatter(&text, stem, description).unwrap_or(text)
-                        }
-                        None => with_frontmatter(
-                            &text,
-                            &format!("{}/{stem}", from.as_str()),
-                            &describe(from, &rel),
-                        )
-                        .filter(|_| {
-                            from == LayoutName::OpenClaw && !rel.starts_with("memory/notes/")
-                        })
-                        .unwrap_or(text),
-                    };
-                    let plan = self.plan_note(&path, text, false)?;
-                    (path, plan)
-                }
-            };
-            p.plans.insert(path, (Some(rel), plan));
-        }
-        for (path, (mut rels, text)) in logs {
-            let plan = self.plan_log(p, &path, &text)?;
-            let from = (rels.len() == 1).then(|| rels.remove(0));
-            p.plans.insert(path, (from, plan));
-        }
-        Ok(())
-    }
-
-    /// A host's core (OpenClaw's `MEMORY.md`) becomes this memory's core when that is empty
-    /// and it fits core's cap; otherwise it is kept as a note beside the others.
-    fn plan_core(
-        &self,
-        host: &FolderLayout,
-        rel: &str,
-        text: String,
-    ) -> Result<(String, Plan), Error> {
-        let core = self.layout().core;
-        let current = read_text(self.store().as_ref(), &MemPath::parse_file(core)?)?;
-        let current = current.unwrap_or_default();
-        if current == text {
-            return Ok((core.to_string(), Plan::Same));
-        }
-        if current.trim().is_empty() && self.config().core.cap().check(core, "", &text).is_ok() {
-            return Ok((core.to_string(), Plan::Write(text)));
-        }
-        let path = self
-            .layout()
-            .in_notes(&format!("{}/{rel}", host.name.as_str()));
-        let text = with_frontmatter(
-            &text,
-            &format!("{}/{}", host.name.as_str(), rel.trim_end_matches(".md")),
-            &format!(
-                "{}'s {rel}, kept as a note: this memory's core already holds other text, or it is over core's cap",
-                shown(host.name)
-            ),
-        )
-        .unwrap_or(text);
-        let plan = self.plan_note(&path, text, false)?;
-        Ok((path, plan))
-    }
-
-    /// A note: created when absent; the same text is unchanged; a different file is kept,
-    /// unless `ours` (a note an earlier import made, brought up to date).
-    fn plan_note(&self, path: &str, text: String, ours: bool) -> Result<Plan, Error> {
-        let p = MemPath::parse_file(path)?;
-        Ok(match read_text(self.store().as_ref(), &p)? {
-            None => Plan::Write(text),
-            Some(current) if current == text => Plan::Same,
-            Some(_) if ours => Plan::Update(text),
-            Some(_) => Plan::Kept(format!(
-                "{path} is already there with other text: compare them, then merge by hand or move yours away and import again"
-            )),
-        })
-    }
-
-    /// A log: the whole text when the file is new, else only the entries it does not have yet
-    /// (counted with repeats, so a turn said twice lands twice, and once on every re-run).
-    fn plan_log(&self, p: &mut Planner, path: &str, text: &str) -> Result<Plan, Error> {
-        let total = parse_entries(text).len();
-        let file = MemPath::parse_file(path)?;
-        let current = read_text(self.store().as_ref(), &file)?;
-        let Some(current) = current.filter(|c| !c.is_empty()) else {
-            p.report.entries_added += total;
-            return Ok(if total == 0 {
-                Plan::Same
-            } else {
-                Plan::Write(text.to_string())
-            });
-        };
-        let mut have: HashMap<String, usize> = HashMap::new();
-        for e in parse_entries(&current) {
-            *have.entry(e.text).or_default() += 1;
-        }
-        let mut add = String::new();
-        let mut added = 0;
-        for e in parse_entries(text) {
-            match have.get_mut(&e.text) {
-                Some(n) if *n > 0 => *n -= 1,
-                _ => {
-                    add.push_str(&e.text);
-                    added += 1;
-                }
+                    None => with_frontmatter(
+                        &text,
+                        &format!("{}/{stem}", from.as_str()),
+                        &describe(from, &rel),
+                    )
+                    .filter(|_| from == LayoutName::OpenClaw && !rel.starts_with("memory/notes/"))
+                    .unwrap_or(text),
+                };
+                let plan = plan_note(cx, &path, text, false)?;
+                (path, plan)
             }
-        }
-        p.report.entries_added += added;
-        p.report.entries_present += total - added;
-        Ok(if added == 0 {
+        };
+        p.plans.insert(path, (Some(rel), plan));
+    }
+    for (path, (mut rels, text)) in logs {
+        let plan = plan_log(cx, p, &path, &text)?;
+        let from = (rels.len() == 1).then(|| rels.remove(0));
+        p.plans.insert(path, (from, plan));
+    }
+    Ok(())
+}
+
+/// A host's core (OpenClaw's `MEMORY.md`) becomes this memory's core when that is empty
+/// and it fits core's cap; otherwise it is kept as a note beside the others.
+fn plan_core(
+    cx: &Ctx,
+    host: &FolderLayout,
+    rel: &str,
+    text: String,
+) -> Result<(String, Plan), Error> {
+    let core = cx.layout().core;
+    let current = read_text(cx.store().as_ref(), &MemPath::parse_file(core)?)?;
+    let current = current.unwrap_or_default();
+    if current == text {
+        return Ok((core.to_string(), Plan::Same));
+    }
+    if current.trim().is_empty() && cx.config().core.cap().check(core, "", &text).is_ok() {
+        return Ok((core.to_string(), Plan::Write(text)));
+    }
+    let path = cx
+        .layout()
+        .in_notes(&format!("{}/{rel}", host.name.as_str()));
+    let text = with_frontmatter(
+        &text,
+        &format!("{}/{}", host.name.as_str(), rel.trim_end_matches(".md")),
+        &format!(
+            "{}'s {rel}, kept as a note: this memory's core already holds other text, or it is over core's cap",
+            shown(host.name)
+        ),
+    )
+    .unwrap_or(text);
+    let plan = plan_note(cx, &path, text, false)?;
+    Ok((path, plan))
+}
+
+/// A note: created when absent; the same text is unchanged; a different file is kept,
+/// unless `ours` (a note an earlier import made, brought up to date).
+fn plan_note(cx: &Ctx, path: &str, text: String, ours: bool) -> Result<Plan, Error> {
+    let p = MemPath::parse_file(path)?;
+    Ok(match read_text(cx.store().as_ref(), &p)? {
+        None => Plan::Write(text),
+        Some(current) if current == text => Plan::Same,
+        Some(_) if ours => Plan::Update(text),
+        Some(_) => Plan::Kept(format!(
+            "{path} is already there with other text: compare them, then merge by hand or move yours away and import again"
+        )),
+    })
+}
+
+/// A log: the whole text when the file is new, else only the entries it does not have yet
+/// (counted with repeats, so a turn said twice lands twice, and once on every re-run).
+fn plan_log(cx: &Ctx, p: &mut Planner, path: &str, text: &str) -> Result<Plan, Error> {
+    let total = parse_entries(text).len();
+    let file = MemPath::parse_file(path)?;
+    let current = read_text(cx.store().as_ref(), &file)?;
+    let Some(current) = current.filter(|c| !c.is_empty()) else {
+        p.report.entries_added += total;
+        return Ok(if total == 0 {
             Plan::Same
         } else {
-            Plan::Append(add, added)
-        })
+            Plan::Write(text.to_string())
+        });
+    };
+    let mut have: HashMap<String, usize> = HashMap::new();
+    for e in parse_entries(&current) {
+        *have.entry(e.text).or_default() += 1;
     }
+    let mut add = String::new();
+    let mut added = 0;
+    for e in parse_entries(text) {
+        match have.get_mut(&e.text) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => {
+                add.push_str(&e.text);
+                added += 1;
+            }
+        }
+    }
+    p.report.entries_added += added;
+    p.report.entries_present += total - added;
+    Ok(if added == 0 {
+        Plan::Same
+    } else {
+        Plan::Append(add, added)
+    })
 }
 
 fn shown(layout: LayoutName) -> &'static str {

@@ -1,8 +1,8 @@
 //! The index, `MEMORY.md`: generated from every note's frontmatter, kept current by writes through
 //! memdir, capped, and loaded into the context right after core.
 
+use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use crate::notes::{NoteFile, read_text, scan, scan_folder};
 use crate::store::{LockName, Precondition};
 use memdir_core::caps::{Cap, CapExceeded, Size};
@@ -62,7 +62,7 @@ fn entry(path: &MemPath, note: &Note) -> IndexEntry {
 ///
 /// In a layout whose index is hand-written (or absent) nothing is written: that file is the
 /// host's, so every path that would refresh it (sweep, recovery, imports) leaves it alone.
-pub(crate) fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
+pub(crate) fn refresh(mem: &Ctx) -> Result<IndexReport, Error> {
     if !mem.layout().index_generated() {
         return Ok(IndexReport {
             path: mem.layout().index_file.to_string(),
@@ -78,7 +78,7 @@ pub(crate) fn refresh(mem: &Memory) -> Result<IndexReport, Error> {
     write_index(mem, &files)
 }
 
-fn write_index(mem: &Memory, files: &[NoteFile]) -> Result<IndexReport, Error> {
+fn write_index(mem: &Ctx, files: &[NoteFile]) -> Result<IndexReport, Error> {
     let listed = dated(files);
     let planned = layout(&listed, mem.config().index.cap());
     let changed = save_layout(mem, files, &planned, !listed.is_empty())?;
@@ -124,7 +124,7 @@ fn note_date(note: &Note) -> Option<String> {
 /// removes generated folder indexes no longer planned, then `MEMORY.md` last, so a reader never
 /// meets a root that points at folder indexes not yet written. Returns true when any changed.
 fn save_layout(
-    mem: &Memory,
+    mem: &Ctx,
     files: &[NoteFile],
     planned: &Layout,
     has_entries: bool,
@@ -171,7 +171,7 @@ fn save_layout(
 /// (their lines and dates make the folder's line and its own index). Otherwise the index is
 /// rebuilt from every note.
 pub(crate) fn write_note(
-    mem: &Memory,
+    mem: &Ctx,
     path: &MemPath,
     content: &str,
     pre: &Precondition,
@@ -213,7 +213,7 @@ pub(crate) fn write_note(
 
 /// The listed notes `before` (in path order) once `content` is written at `path`, in path
 /// order, as a scan after the write would list them.
-fn with_written(mem: &Memory, before: &[Dated], path: &MemPath, content: &str) -> Vec<Dated> {
+fn with_written(mem: &Ctx, before: &[Dated], path: &MemPath, content: &str) -> Vec<Dated> {
     let mut after: Vec<Dated> = before
         .iter()
         .filter(|d| d.entry.path != path.as_str())
@@ -235,7 +235,7 @@ fn with_written(mem: &Memory, before: &[Dated], path: &MemPath, content: &str) -
 /// [`write_note`] into an index split by folder, reading only the notes of the note's folder;
 /// false (nothing written) when [`relayout`] cannot tell without every note.
 fn write_in_folder(
-    mem: &Memory,
+    mem: &Ctx,
     root: &str,
     path: &MemPath,
     content: &str,
@@ -268,7 +268,7 @@ type Relaid = (String, Vec<(String, Option<String>)>);
 /// goes). `applied`: the store holds the changes already (a delete or a move, after the fact),
 /// else it holds what was there before them. `None` when that cannot be told without every note.
 fn relayout_changes(
-    mem: &Memory,
+    mem: &Ctx,
     root: &str,
     changes: &[NoteChange<'_>],
     applied: bool,
@@ -318,7 +318,7 @@ fn relayout_changes(
 
 /// Writes what [`relayout_changes`] gave: each folder's index (never over a person's own file
 /// of that name), then `MEMORY.md`.
-fn save_relayout(mem: &Memory, current: &str, (root, folders): Relaid) -> Result<(), Error> {
+fn save_relayout(mem: &Ctx, current: &str, (root, folders): Relaid) -> Result<(), Error> {
     let store = mem.store();
     for (index, text) in folders {
         let index_path = MemPath::parse_file(&index)?;
@@ -365,7 +365,7 @@ fn refuse_growth(cap: Cap, before: &str, after: &str, what: &str) -> Result<(), 
 /// Refuses a move that would take `MEMORY.md` past its cap (a note into a new folder when the
 /// index lists folders and is full); checked before anything moves.
 pub(crate) fn check_move(
-    mem: &Memory,
+    mem: &Ctx,
     from: &MemPath,
     to: &MemPath,
     text: Option<&str>,
@@ -426,7 +426,7 @@ pub(crate) fn check_move(
 /// known. Falls back to a full rebuild when the index is neither memdir's own flat output that
 /// still fits nor its split output that [`relayout`] can update.
 pub(crate) fn update(
-    mem: &Memory,
+    mem: &Ctx,
     changes: &[(MemPath, Option<String>)],
     gone: Option<&str>,
 ) -> Result<(), Error> {
@@ -475,7 +475,7 @@ fn replace_entry(listed: &mut Vec<IndexEntry>, path: &MemPath, text: Option<&str
 }
 
 fn save_index(
-    mem: &Memory,
+    mem: &Ctx,
     current: Option<&str>,
     text: &str,
     has_entries: bool,
@@ -506,7 +506,7 @@ pub fn fit(text: &str, cap: Cap) -> (String, usize) {
 /// The context sections that follow core: the index (cut to its cap, with a note saying how much
 /// was left out), the running state, one growth-guard line when core or the index is at 90% of
 /// its cap or more, and one line each when proposals or gate requests wait for the user.
-pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
+pub(crate) fn context_sections(mem: &Ctx) -> Result<Vec<Section>, Error> {
     let store = mem.store().as_ref();
     let layout = mem.layout();
     let (core_file, state_file) = (layout.core, layout.state);
@@ -566,7 +566,7 @@ pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
     if let Some(line) = growth_guard(&capped) {
         out.push(Section::new("guard", "", None, line));
     }
-    let pending = mem.proposals()?.len();
+    let pending = crate::proposals::proposals(mem)?.len();
     if pending > 0 {
         out.push(Section::new(
             "proposals",
@@ -578,7 +578,7 @@ pub(crate) fn context_sections(mem: &Memory) -> Result<Vec<Section>, Error> {
             ),
         ));
     }
-    out.extend(mem.gate_context()?);
+    out.extend(crate::gates::gate_context(mem)?);
     Ok(out)
 }
 

@@ -6,9 +6,9 @@
 //! prompt, undated state lines, and expired scratch notes or notes that `sweep` has not moved yet.
 
 use crate::archive::is_expired;
+use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::index::entries;
-use crate::memory::Memory;
 use crate::notes::{NoteFile, read_text, resolver, scan};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::caps::{Cap, Size};
@@ -97,184 +97,179 @@ fn mp(s: &str) -> MemPath {
     MemPath::parse(s).unwrap_or_default()
 }
 
-impl Memory {
-    /// Checks the folder; never changes it.
-    pub fn lint(&self) -> Result<LintReport, Error> {
-        let store = self.store().as_ref();
-        let files = scan(store, &self.layout())?;
-        let mut out = Out(Vec::new());
-        check_frontmatter(&files, &mut out);
-        check_duplicates(&files, &mut out);
-        check_links(&files, &mut out);
-        check_external(&files, &mut out);
-        let layout = self.layout();
-        let (core_file, state_file) = (layout.core, layout.state);
-        let index = match layout.index_path() {
-            Some(f) => read_text(store, &mp(f))?,
-            None => None,
-        };
-        match layout.index {
-            IndexKind::Generated => check_index(
-                &files,
-                index.as_deref(),
-                self.config().index.cap(),
-                &mut out,
-            ),
-            IndexKind::HandWritten => {
-                check_hand_index(store, &files, layout.index_file, index.as_deref(), &mut out)?
-            }
-            IndexKind::None => {}
+/// Checks the folder; never changes it.
+pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
+    let store = cx.store().as_ref();
+    let files = scan(store, &cx.layout())?;
+    let mut out = Out(Vec::new());
+    check_frontmatter(&files, &mut out);
+    check_duplicates(&files, &mut out);
+    check_links(&files, &mut out);
+    check_external(&files, &mut out);
+    let layout = cx.layout();
+    let (core_file, state_file) = (layout.core, layout.state);
+    let index = match layout.index_path() {
+        Some(f) => read_text(store, &mp(f))?,
+        None => None,
+    };
+    match layout.index {
+        IndexKind::Generated => {
+            check_index(&files, index.as_deref(), cx.config().index.cap(), &mut out)
         }
-        let cfg = self.config();
-        let core = read_text(store, &mp(core_file))?;
-        let state = read_text(store, &mp(state_file))?;
-        for (file, cap, text, hint) in [
-            (
-                core_file,
-                cfg.core.cap(),
-                &core,
-                "move detail into notes and keep core to what every turn needs",
-            ),
-            (
-                layout.index_file,
-                cfg.index.cap(),
-                &index,
-                "merge related notes, or give stale ones an `expires` date and run `memdir sweep`",
-            ),
-            (
+        IndexKind::HandWritten => {
+            check_hand_index(store, &files, layout.index_file, index.as_deref(), &mut out)?
+        }
+        IndexKind::None => {}
+    }
+    let cfg = cx.config();
+    let core = read_text(store, &mp(core_file))?;
+    let state = read_text(store, &mp(state_file))?;
+    for (file, cap, text, hint) in [
+        (
+            core_file,
+            cfg.core.cap(),
+            &core,
+            "move detail into notes and keep core to what every turn needs",
+        ),
+        (
+            layout.index_file,
+            cfg.index.cap(),
+            &index,
+            "merge related notes, or give stale ones an `expires` date and run `memdir sweep`",
+        ),
+        (
+            state_file,
+            cfg.state.cap(),
+            &state,
+            "run `memdir sweep` to archive old lines, or remove lines that no longer hold",
+        ),
+    ] {
+        if let Some(text) = text {
+            check_cap(file, cap, text, hint, &mut out);
+        }
+    }
+    if let Some(state) = &state {
+        for line in undated_items(state) {
+            out.push(
                 state_file,
-                cfg.state.cap(),
-                &state,
-                "run `memdir sweep` to archive old lines, or remove lines that no longer hold",
-            ),
-        ] {
-            if let Some(text) = text {
-                check_cap(file, cap, text, hint, &mut out);
-            }
+                line,
+                Severity::Warning,
+                "undated-state",
+                "this state line has no date, so sweep never archives it".to_string(),
+                "start it with the day it became true: `- 2026-11-30 text`",
+            );
         }
-        if let Some(state) = &state {
-            for line in undated_items(state) {
-                out.push(
-                    state_file,
-                    line,
-                    Severity::Warning,
-                    "undated-state",
-                    "this state line has no date, so sweep never archives it".to_string(),
-                    "start it with the day it became true: `- 2026-11-30 text`",
-                );
-            }
-        }
-        self.check_sizes(&files, &mut out)?;
-        self.check_expired(&files, &mut out)?;
-        let mut findings = out.0;
-        findings.sort_by(|a, b| {
-            (a.file.as_str(), a.line, a.severity, a.code).cmp(&(
-                b.file.as_str(),
-                b.line,
-                b.severity,
-                b.code,
-            ))
-        });
-        let errors = findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count();
-        Ok(LintReport {
-            notes: files.iter().filter(|f| f.is_note).count(),
-            warnings: findings.len() - errors,
-            errors,
-            findings,
-        })
     }
+    check_sizes(cx, &files, &mut out)?;
+    check_expired(cx, &files, &mut out)?;
+    let mut findings = out.0;
+    findings.sort_by(|a, b| {
+        (a.file.as_str(), a.line, a.severity, a.code).cmp(&(
+            b.file.as_str(),
+            b.line,
+            b.severity,
+            b.code,
+        ))
+    });
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    Ok(LintReport {
+        notes: files.iter().filter(|f| f.is_note).count(),
+        warnings: findings.len() - errors,
+        errors,
+        findings,
+    })
+}
 
-    /// Flags `.md` files too large for a prompt: notes by the text already read, and the files of
-    /// the other loaded or served folders by their listed size. The archive is never loaded,
-    /// session transcripts are read by line range (their size is the point), and the capped
-    /// files have their own check.
-    fn check_sizes(&self, files: &[NoteFile], out: &mut Out) -> Result<(), Error> {
-        let mut sizes: Vec<(String, u64)> = files
-            .iter()
-            .filter(|f| f.is_note)
-            .map(|f| (f.path.to_string(), f.text.len() as u64))
-            .collect();
-        for dir in NOT_NOTE_DIRS
-            .iter()
-            .filter(|d| **d != ARCHIVE_DIR && **d != memdir_core::transcript::SESSIONS_DIR)
-        {
-            let dir = match MemPath::parse(dir) {
-                Ok(d) if self.store().stat(&d)?.is_some() => d,
-                _ => continue,
-            };
-            for e in self.store().walk(&dir)? {
-                if e.path.as_str().ends_with(".md") {
-                    sizes.push((e.path.to_string(), e.size));
-                }
-            }
-        }
-        for (p, size) in sizes {
-            if size > LARGE_FILE_BYTES {
-                out.push(
-                    &p,
-                    1,
-                    Severity::Warning,
-                    "too-large",
-                    format!(
-                        "{size} bytes: too large to be useful in a prompt (over {LARGE_FILE_BYTES})"
-                    ),
-                    "split it into smaller notes that link to each other",
-                );
-            }
-        }
-        Ok(())
-    }
-
-    fn check_expired(&self, files: &[NoteFile], out: &mut Out) -> Result<(), Error> {
-        let now = self.clock().now();
-        let now_ms = now.timestamp().as_millisecond();
-        let scratch = match self.store().list(&mp(SCRATCH_DIR)) {
-            Ok(v) => v,
-            Err(StoreError::NotFound(_)) => Vec::new(),
-            Err(e) => return Err(e.into()),
+/// Flags `.md` files too large for a prompt: notes by the text already read, and the files of
+/// the other loaded or served folders by their listed size. The archive is never loaded,
+/// session transcripts are read by line range (their size is the point), and the capped
+/// files have their own check.
+fn check_sizes(cx: &Ctx, files: &[NoteFile], out: &mut Out) -> Result<(), Error> {
+    let mut sizes: Vec<(String, u64)> = files
+        .iter()
+        .filter(|f| f.is_note)
+        .map(|f| (f.path.to_string(), f.text.len() as u64))
+        .collect();
+    for dir in NOT_NOTE_DIRS
+        .iter()
+        .filter(|d| **d != ARCHIVE_DIR && **d != memdir_core::transcript::SESSIONS_DIR)
+    {
+        let dir = match MemPath::parse(dir) {
+            Ok(d) if cx.store().stat(&d)?.is_some() => d,
+            _ => continue,
         };
-        for e in scratch {
-            if e.kind == EntryKind::File
-                && e.path
-                    .file_name()
-                    .and_then(ScratchName::parse)
-                    .is_some_and(|n| n.expires_ms <= now_ms)
-            {
-                out.push(
-                    e.path.as_str(),
-                    1,
-                    Severity::Warning,
-                    "expired-scratch",
-                    "this scratch note has expired but is still here".to_string(),
-                    "run `memdir sweep`",
-                );
+        for e in cx.store().walk(&dir)? {
+            if e.path.as_str().ends_with(".md") {
+                sizes.push((e.path.to_string(), e.size));
             }
         }
-        for f in files.iter().filter(|f| f.is_note) {
-            if let Some(d) = f.note.meta.expires
-                && is_expired(d, now.date())
-            {
-                let line = f
-                    .note
-                    .frontmatter
-                    .as_ref()
-                    .and_then(|fm| fm.line_of("expires"))
-                    .unwrap_or(1);
-                out.push(
-                    f.path.as_str(),
-                    line,
-                    Severity::Warning,
-                    "expired-note",
-                    format!("this note expired on {d} but is still here"),
-                    "run `memdir sweep` to move it to archive/, or push `expires` back",
-                );
-            }
-        }
-        Ok(())
     }
+    for (p, size) in sizes {
+        if size > LARGE_FILE_BYTES {
+            out.push(
+                &p,
+                1,
+                Severity::Warning,
+                "too-large",
+                format!(
+                    "{size} bytes: too large to be useful in a prompt (over {LARGE_FILE_BYTES})"
+                ),
+                "split it into smaller notes that link to each other",
+            );
+        }
+    }
+    Ok(())
+}
+
+fn check_expired(cx: &Ctx, files: &[NoteFile], out: &mut Out) -> Result<(), Error> {
+    let now = cx.clock().now();
+    let now_ms = now.timestamp().as_millisecond();
+    let scratch = match cx.store().list(&mp(SCRATCH_DIR)) {
+        Ok(v) => v,
+        Err(StoreError::NotFound(_)) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    for e in scratch {
+        if e.kind == EntryKind::File
+            && e.path
+                .file_name()
+                .and_then(ScratchName::parse)
+                .is_some_and(|n| n.expires_ms <= now_ms)
+        {
+            out.push(
+                e.path.as_str(),
+                1,
+                Severity::Warning,
+                "expired-scratch",
+                "this scratch note has expired but is still here".to_string(),
+                "run `memdir sweep`",
+            );
+        }
+    }
+    for f in files.iter().filter(|f| f.is_note) {
+        if let Some(d) = f.note.meta.expires
+            && is_expired(d, now.date())
+        {
+            let line = f
+                .note
+                .frontmatter
+                .as_ref()
+                .and_then(|fm| fm.line_of("expires"))
+                .unwrap_or(1);
+            out.push(
+                f.path.as_str(),
+                line,
+                Severity::Warning,
+                "expired-note",
+                format!("this note expired on {d} but is still here"),
+                "run `memdir sweep` to move it to archive/, or push `expires` back",
+            );
+        }
+    }
+    Ok(())
 }
 
 /// External content where it loads on every turn: a labelled note's index line (fenced, but

@@ -1,8 +1,8 @@
 //! Notes on disk: finding and reading them, creating one, following `[[links]]`, and the write
 //! hook that keeps the index current and `state.md` under its cap.
 
+use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use crate::store::{EntryKind, LockName, Precondition, Store, StoreError};
 use memdir_core::host::FolderLayout;
 use memdir_core::links::{self, Link, Resolver};
@@ -289,267 +289,262 @@ pub fn link_target(input: &str) -> &str {
     }
 }
 
-impl Memory {
-    /// Writes `notes/<name>.md` with frontmatter (name, description, type, created) and the body,
-    /// then refreshes the index. Refuses to replace an existing note unless `force` is set, and
-    /// refuses a note that would take the index over its cap. Returns the path written.
-    pub fn note_new(&self, req: &NoteRequest<'_>) -> Result<String, Error> {
-        let text = NewNote {
-            name: req.name,
-            description: req.description,
-            kind: req.kind,
-            tags: req.tags,
-            created: self.clock().now().date(),
-            expires: req.expires,
-            body: req.body,
-        }
-        .render()
-        .map_err(Error::Invalid)?;
-        let path = MemPath::parse_file(&self.layout().note_path(req.name))?;
-        let guarded = crate::guard::content(self, path.as_str(), &text, None)?;
-        let text = crate::trust::label(self, &path, None, &guarded.text)?;
-        let tx = self
-            .begin("note new", path.as_str())?
-            .redacted(&guarded.redacted);
-        let lock = self.store().lock(LockName::File(&path))?;
-        let exists = || {
-            Error::Store(StoreError::Conflict(format!(
-                "{path} already exists: edit it, pick another name, or pass --force to replace it"
-            )))
-        };
-        if !req.force && self.store().stat(&path)?.is_some() {
-            return Err(exists());
-        }
-        let pre = if req.force {
-            Precondition::Any
-        } else {
-            Precondition::Absent
-        };
-        let written = if self.layout().index_generated() {
-            crate::index::write_note(self, &path, &text, &pre)
-        } else {
-            // A hand-written index (or none) is the host's: the note is a plain file.
-            self.store()
-                .write_if(&path, text.as_bytes(), &pre)
-                .map(drop)
-                .map_err(Error::from)
-        };
-        written.map_err(|e| match e {
-            Error::Store(StoreError::Conflict(_)) if !req.force => exists(),
-            e => e,
-        })?;
-        drop(lock);
-        tx.commit()?;
-        Ok(path.to_string())
+/// Writes `notes/<name>.md` with frontmatter (name, description, type, created) and the body,
+/// then refreshes the index. Refuses to replace an existing note unless `force` is set, and
+/// refuses a note that would take the index over its cap. Returns the path written.
+pub(crate) fn note_new(cx: &Ctx, req: &NoteRequest<'_>) -> Result<String, Error> {
+    let text = NewNote {
+        name: req.name,
+        description: req.description,
+        kind: req.kind,
+        tags: req.tags,
+        created: cx.clock().now().date(),
+        expires: req.expires,
+        body: req.body,
     }
-
-    /// Regenerates the index, `MEMORY.md`, from every note's frontmatter (recorded as one change).
-    pub fn regenerate_index(&self) -> Result<crate::index::IndexReport, Error> {
-        let layout = self.layout();
-        if !layout.index_generated() {
-            return Err(Error::Invalid(match layout.index_path() {
-                Some(index) => format!(
-                    "in the {} layout {index} is written by the agent, so memdir never regenerates it: `memdir lint` shows where it and the notes differ",
-                    layout.name
-                ),
-                None => format!(
-                    "the {} layout has no index of notes to generate",
-                    layout.name
-                ),
-            }));
-        }
-        let tx = self.begin("index", layout.index_file)?;
-        let report = crate::index::refresh(self)?;
-        tx.commit()?;
-        Ok(report)
+    .render()
+    .map_err(Error::Invalid)?;
+    let path = MemPath::parse_file(&cx.layout().note_path(req.name))?;
+    let guarded = crate::guard::content(cx, path.as_str(), &text, None)?;
+    let text = crate::trust::label(cx, &path, None, &guarded.text)?;
+    let tx = crate::change::begin(cx, "note new", path.as_str())?.redacted(&guarded.redacted);
+    let lock = cx.store().lock(LockName::File(&path))?;
+    let exists = || {
+        Error::Store(StoreError::Conflict(format!(
+            "{path} already exists: edit it, pick another name, or pass --force to replace it"
+        )))
+    };
+    if !req.force && cx.store().stat(&path)?.is_some() {
+        return Err(exists());
     }
+    let pre = if req.force {
+        Precondition::Any
+    } else {
+        Precondition::Absent
+    };
+    let written = if cx.layout().index_generated() {
+        crate::index::write_note(cx, &path, &text, &pre)
+    } else {
+        // A hand-written index (or none) is the host's: the note is a plain file.
+        cx.store()
+            .write_if(&path, text.as_bytes(), &pre)
+            .map(drop)
+            .map_err(Error::from)
+    };
+    written.map_err(|e| match e {
+        Error::Store(StoreError::Conflict(_)) if !req.force => exists(),
+        e => e,
+    })?;
+    drop(lock);
+    tx.commit()?;
+    Ok(path.to_string())
+}
 
-    /// The path a reader asked for: a path that exists is taken as it is; otherwise a note's
-    /// name (`payment-retry-policy` or `[[payment-retry-policy]]`) resolved like a link (name,
-    /// then file name, then path). Errors when neither finds anything.
-    pub fn resolve_note(&self, input: &str) -> Result<String, Error> {
-        let target = link_target(input);
-        let bracketed = target != input.trim();
-        if !bracketed {
-            // A path that leaves the memory is refused as such, never looked up as a name.
-            let p = MemPath::parse(input)?;
-            if self.store().stat(&p)?.is_some() {
-                return Ok(if p.is_root() {
-                    "/".to_string()
-                } else {
-                    p.to_string()
-                });
-            }
-        }
-        if target.is_empty() {
-            return Err(Error::Invalid(
-                "the note name is empty: give a path or a name like [[payment-retry-policy]]"
-                    .into(),
-            ));
-        }
-        let files = scan(self.store().as_ref(), &self.layout())?;
-        match resolver(&files).resolve(target) {
-            Some(found) => Ok(found.to_string()),
-            // Something written as a path is reported as a missing path by the reader.
-            None if !bracketed && (target.contains('/') || target.contains('.')) => {
-                Ok(input.to_string())
-            }
-            None => Err(Error::NotFound(format!(
-                "no file or note is named {target:?}: search with memory_search (`memdir search`), or list notes with `memdir ls notes`"
-            ))),
-        }
+/// Regenerates the index, `MEMORY.md`, from every note's frontmatter (recorded as one change).
+pub(crate) fn regenerate_index(cx: &Ctx) -> Result<crate::index::IndexReport, Error> {
+    let layout = cx.layout();
+    if !layout.index_generated() {
+        return Err(Error::Invalid(match layout.index_path() {
+            Some(index) => format!(
+                "in the {} layout {index} is written by the agent, so memdir never regenerates it: `memdir lint` shows where it and the notes differ",
+                layout.name
+            ),
+            None => format!(
+                "the {} layout has no index of notes to generate",
+                layout.name
+            ),
+        }));
     }
+    let tx = crate::change::begin(cx, "index", layout.index_file)?;
+    let report = crate::index::refresh(cx)?;
+    tx.commit()?;
+    Ok(report)
+}
 
-    /// A note and the notes around it, for context in one call: its outgoing links and its
-    /// backlinks, then theirs, up to `depth` steps (at most [`GRAPH_MAX_DEPTH`], and at most
-    /// [`GRAPH_MAX_NODES`] notes), each with its name and description.
-    pub fn link_graph(&self, target: &str, depth: usize) -> Result<LinkGraph, Error> {
-        let depth = depth.min(GRAPH_MAX_DEPTH);
-        let files = scan(self.store().as_ref(), &self.layout())?;
-        let resolver = resolver(&files);
-        let wanted = link_target(target);
-        let Some(start) = resolver.resolve(wanted).map(str::to_string) else {
-            return Err(Error::NotFound(format!(
-                "no note is named {wanted:?}: run `memdir index` or `memdir ls notes` to see the names"
-            )));
-        };
-        let by_path: std::collections::HashMap<&str, &NoteFile> =
-            files.iter().map(|f| (f.path.as_str(), f)).collect();
-        // Every resolved link once: (from, line, raw, to).
-        let mut out_links: std::collections::HashMap<&str, Vec<String>> = Default::default();
-        let mut back_links: std::collections::HashMap<String, Vec<&str>> = Default::default();
-        let mut broken_at: std::collections::HashMap<&str, Vec<String>> = Default::default();
-        for f in &files {
-            for link in links::extract(&f.text) {
-                match resolver.resolve(&link.target) {
-                    Some(to) if to != f.path.as_str() => {
-                        let to = to.to_string();
-                        let outs = out_links.entry(f.path.as_str()).or_default();
-                        if !outs.contains(&to) {
-                            outs.push(to.clone());
-                            back_links.entry(to).or_default().push(f.path.as_str());
-                        }
-                    }
-                    Some(_) => {}
-                    None => broken_at
-                        .entry(f.path.as_str())
-                        .or_default()
-                        .push(format!("{}:{} {}", f.path, link.line, link.raw)),
-                }
-            }
-        }
-        let node = |path: &str, depth, relation, via: Option<&str>| {
-            let f = by_path.get(path);
-            GraphNode {
-                path: path.to_string(),
-                name: f.and_then(|f| f.note.meta.name.clone()),
-                description: f.and_then(|f| f.note.meta.description.clone()),
-                depth,
-                relation,
-                via: via.map(str::to_string),
-                external: f.is_some_and(|f| f.note.is_external()),
-            }
-        };
-        let mut seen: std::collections::HashSet<String> = [start.clone()].into();
-        let mut graph = LinkGraph {
-            nodes: vec![node(&start, 0, None, None)],
-            broken: Vec::new(),
-            truncated: false,
-        };
-        let mut frontier = vec![start];
-        'walk: for d in 1..=depth {
-            let mut next = Vec::new();
-            for from in &frontier {
-                graph
-                    .broken
-                    .extend(broken_at.get(from.as_str()).into_iter().flatten().cloned());
-                let outs = out_links.get(from.as_str()).into_iter().flatten();
-                let backs = back_links.get(from).into_iter().flatten();
-                let around = outs
-                    .map(|p| (p.as_str(), "outgoing"))
-                    .chain(backs.map(|p| (*p, "backlink")));
-                for (p, relation) in around {
-                    if !seen.insert(p.to_string()) {
-                        continue;
-                    }
-                    if graph.nodes.len() >= GRAPH_MAX_NODES {
-                        graph.truncated = true;
-                        break 'walk;
-                    }
-                    graph.nodes.push(node(p, d, Some(relation), Some(from)));
-                    next.push(p.to_string());
-                }
-            }
-            frontier = next;
-        }
-        Ok(graph)
-    }
-
-    /// Finds a note by link target (name, then stem, then path) and lists its outgoing links and
-    /// the links that point to it.
-    pub fn links(&self, target: &str) -> Result<LinksReport, Error> {
-        let files = scan(self.store().as_ref(), &self.layout())?;
-        let resolver = resolver(&files);
-        let Some(found) = resolver.resolve(target).map(str::to_string) else {
-            // A note that does not exist yet can still be linked to: those links are its
-            // backlinks (each one broken until the note is written).
-            let wanted = links::normalize(target);
-            let backlinks: Vec<LinkRef> = files
-                .iter()
-                .flat_map(|f| {
-                    links::extract(&f.text)
-                        .into_iter()
-                        .filter(|l| links::normalize(&l.target) == wanted)
-                        .map(|link| LinkRef {
-                            file: f.path.to_string(),
-                            line: link.line,
-                            link,
-                            resolves_to: None,
-                        })
-                })
-                .collect();
-            if backlinks.is_empty() {
-                return Err(Error::NotFound(format!(
-                    "no note is named {target:?} and nothing links to it: run `memdir index` or `memdir ls notes` to see the names"
-                )));
-            }
-            return Ok(LinksReport {
-                path: target.to_string(),
-                name: None,
-                outgoing: Vec::new(),
-                backlinks,
-                missing: true,
+/// The path a reader asked for: a path that exists is taken as it is; otherwise a note's
+/// name (`payment-retry-policy` or `[[payment-retry-policy]]`) resolved like a link (name,
+/// then file name, then path). Errors when neither finds anything.
+pub(crate) fn resolve_note(cx: &Ctx, input: &str) -> Result<String, Error> {
+    let target = link_target(input);
+    let bracketed = target != input.trim();
+    if !bracketed {
+        // A path that leaves the memory is refused as such, never looked up as a name.
+        let p = MemPath::parse(input)?;
+        if cx.store().stat(&p)?.is_some() {
+            return Ok(if p.is_root() {
+                "/".to_string()
+            } else {
+                p.to_string()
             });
-        };
-        let mut report = LinksReport {
-            path: found.clone(),
+        }
+    }
+    if target.is_empty() {
+        return Err(Error::Invalid(
+            "the note name is empty: give a path or a name like [[payment-retry-policy]]".into(),
+        ));
+    }
+    let files = scan(cx.store().as_ref(), &cx.layout())?;
+    match resolver(&files).resolve(target) {
+        Some(found) => Ok(found.to_string()),
+        // Something written as a path is reported as a missing path by the reader.
+        None if !bracketed && (target.contains('/') || target.contains('.')) => {
+            Ok(input.to_string())
+        }
+        None => Err(Error::NotFound(format!(
+            "no file or note is named {target:?}: search with memory_search (`memdir search`), or list notes with `memdir ls notes`"
+        ))),
+    }
+}
+
+/// A note and the notes around it, for context in one call: its outgoing links and its
+/// backlinks, then theirs, up to `depth` steps (at most [`GRAPH_MAX_DEPTH`], and at most
+/// [`GRAPH_MAX_NODES`] notes), each with its name and description.
+pub(crate) fn link_graph(cx: &Ctx, target: &str, depth: usize) -> Result<LinkGraph, Error> {
+    let depth = depth.min(GRAPH_MAX_DEPTH);
+    let files = scan(cx.store().as_ref(), &cx.layout())?;
+    let resolver = resolver(&files);
+    let wanted = link_target(target);
+    let Some(start) = resolver.resolve(wanted).map(str::to_string) else {
+        return Err(Error::NotFound(format!(
+            "no note is named {wanted:?}: run `memdir index` or `memdir ls notes` to see the names"
+        )));
+    };
+    let by_path: std::collections::HashMap<&str, &NoteFile> =
+        files.iter().map(|f| (f.path.as_str(), f)).collect();
+    // Every resolved link once: (from, line, raw, to).
+    let mut out_links: std::collections::HashMap<&str, Vec<String>> = Default::default();
+    let mut back_links: std::collections::HashMap<String, Vec<&str>> = Default::default();
+    let mut broken_at: std::collections::HashMap<&str, Vec<String>> = Default::default();
+    for f in &files {
+        for link in links::extract(&f.text) {
+            match resolver.resolve(&link.target) {
+                Some(to) if to != f.path.as_str() => {
+                    let to = to.to_string();
+                    let outs = out_links.entry(f.path.as_str()).or_default();
+                    if !outs.contains(&to) {
+                        outs.push(to.clone());
+                        back_links.entry(to).or_default().push(f.path.as_str());
+                    }
+                }
+                Some(_) => {}
+                None => broken_at
+                    .entry(f.path.as_str())
+                    .or_default()
+                    .push(format!("{}:{} {}", f.path, link.line, link.raw)),
+            }
+        }
+    }
+    let node = |path: &str, depth, relation, via: Option<&str>| {
+        let f = by_path.get(path);
+        GraphNode {
+            path: path.to_string(),
+            name: f.and_then(|f| f.note.meta.name.clone()),
+            description: f.and_then(|f| f.note.meta.description.clone()),
+            depth,
+            relation,
+            via: via.map(str::to_string),
+            external: f.is_some_and(|f| f.note.is_external()),
+        }
+    };
+    let mut seen: std::collections::HashSet<String> = [start.clone()].into();
+    let mut graph = LinkGraph {
+        nodes: vec![node(&start, 0, None, None)],
+        broken: Vec::new(),
+        truncated: false,
+    };
+    let mut frontier = vec![start];
+    'walk: for d in 1..=depth {
+        let mut next = Vec::new();
+        for from in &frontier {
+            graph
+                .broken
+                .extend(broken_at.get(from.as_str()).into_iter().flatten().cloned());
+            let outs = out_links.get(from.as_str()).into_iter().flatten();
+            let backs = back_links.get(from).into_iter().flatten();
+            let around = outs
+                .map(|p| (p.as_str(), "outgoing"))
+                .chain(backs.map(|p| (*p, "backlink")));
+            for (p, relation) in around {
+                if !seen.insert(p.to_string()) {
+                    continue;
+                }
+                if graph.nodes.len() >= GRAPH_MAX_NODES {
+                    graph.truncated = true;
+                    break 'walk;
+                }
+                graph.nodes.push(node(p, d, Some(relation), Some(from)));
+                next.push(p.to_string());
+            }
+        }
+        frontier = next;
+    }
+    Ok(graph)
+}
+
+/// Finds a note by link target (name, then stem, then path) and lists its outgoing links and
+/// the links that point to it.
+pub(crate) fn links(cx: &Ctx, target: &str) -> Result<LinksReport, Error> {
+    let files = scan(cx.store().as_ref(), &cx.layout())?;
+    let resolver = resolver(&files);
+    let Some(found) = resolver.resolve(target).map(str::to_string) else {
+        // A note that does not exist yet can still be linked to: those links are its
+        // backlinks (each one broken until the note is written).
+        let wanted = links::normalize(target);
+        let backlinks: Vec<LinkRef> = files
+            .iter()
+            .flat_map(|f| {
+                links::extract(&f.text)
+                    .into_iter()
+                    .filter(|l| links::normalize(&l.target) == wanted)
+                    .map(|link| LinkRef {
+                        file: f.path.to_string(),
+                        line: link.line,
+                        link,
+                        resolves_to: None,
+                    })
+            })
+            .collect();
+        if backlinks.is_empty() {
+            return Err(Error::NotFound(format!(
+                "no note is named {target:?} and nothing links to it: run `memdir index` or `memdir ls notes` to see the names"
+            )));
+        }
+        return Ok(LinksReport {
+            path: target.to_string(),
             name: None,
             outgoing: Vec::new(),
-            backlinks: Vec::new(),
-            missing: false,
-        };
-        for f in &files {
-            let is_target = f.path.as_str() == found;
+            backlinks,
+            missing: true,
+        });
+    };
+    let mut report = LinksReport {
+        path: found.clone(),
+        name: None,
+        outgoing: Vec::new(),
+        backlinks: Vec::new(),
+        missing: false,
+    };
+    for f in &files {
+        let is_target = f.path.as_str() == found;
+        if is_target {
+            report.name = f.note.meta.name.clone();
+        }
+        for link in links::extract(&f.text) {
+            let to = resolver.resolve(&link.target).map(str::to_string);
+            let r = LinkRef {
+                file: f.path.to_string(),
+                line: link.line,
+                link,
+                resolves_to: to.clone(),
+            };
             if is_target {
-                report.name = f.note.meta.name.clone();
-            }
-            for link in links::extract(&f.text) {
-                let to = resolver.resolve(&link.target).map(str::to_string);
-                let r = LinkRef {
-                    file: f.path.to_string(),
-                    line: link.line,
-                    link,
-                    resolves_to: to.clone(),
-                };
-                if is_target {
-                    report.outgoing.push(r);
-                } else if to.as_deref() == Some(found.as_str()) {
-                    report.backlinks.push(r);
-                }
+                report.outgoing.push(r);
+            } else if to.as_deref() == Some(found.as_str()) {
+                report.backlinks.push(r);
             }
         }
-        Ok(report)
     }
+    Ok(report)
 }
 
 /// Writes through memdir that notes, the index and `state.md` must see: a note goes through the
@@ -557,7 +552,7 @@ impl Memory {
 /// checked against its cap. Returns `None` for every other path. `locked` says the caller already
 /// holds the path's lock; the write happens only when `pre` holds.
 pub(crate) fn write_hook(
-    mem: &Memory,
+    mem: &Ctx,
     path: &MemPath,
     content: &str,
     locked: bool,
@@ -627,11 +622,7 @@ pub(crate) fn write_hook(
 ///
 /// `gone`: the text of the one file that left (the deleted file, or the moved file's text
 /// before the move), which lets an index split by folder be updated from the two folders only.
-pub(crate) fn after_change(
-    mem: &Memory,
-    paths: &[&MemPath],
-    gone: Option<&str>,
-) -> Result<(), Error> {
+pub(crate) fn after_change(mem: &Ctx, paths: &[&MemPath], gone: Option<&str>) -> Result<(), Error> {
     let layout = mem.layout();
     if !layout.index_generated() {
         return Ok(());

@@ -5,8 +5,9 @@
 //! the full proposed content in a fenced block. `memdir review accept ID` applies it (if core has
 //! not changed since) and `reject` drops it; either way the file moves to `archive/proposals/`.
 
+use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::memory::{Memory, content_version};
+use crate::files::content_version;
 use crate::provenance::{Actor, Source};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::path::MemPath;
@@ -158,181 +159,175 @@ fn dropped_lines(old: &str, new: &str) -> usize {
         .count()
 }
 
-impl Memory {
-    /// Decides a change to core: `Ok(true)` to write it, `Ok(false)` to turn it into a proposal,
-    /// or an error when it is refused outright.
-    pub(crate) fn gate_core(&self, current: &str, new: &str) -> Result<bool, Error> {
-        let source = self.actor().source;
-        if source == Source::External {
-            return Err(Error::Invalid(
-                "core memory never takes external content: save it as a note instead, e.g. `memdir --source external note new NAME -d DESCRIPTION TEXT` (it is labelled source: external and shown fenced)".into(),
-            ));
-        }
-        if !self
-            .config()
-            .policy
-            .core_writers
-            .iter()
-            .any(|w| w == source.as_str())
-        {
-            return Ok(false);
-        }
-        let total = current.lines().filter(|l| !l.trim().is_empty()).count();
-        let dropped = dropped_lines(current, new);
-        let share = self.config().policy.max_core_drop;
-        if source != Source::User
-            && !self.forced()
-            && total > 0
-            && dropped as f64 > share * total as f64
-        {
-            return Err(Error::Invalid(format!(
-                "this rewrite of core.md drops {dropped} of its {total} lines (over {:.0}%): edit single lines instead, or force it (the old version stays in git)",
-                share * 100.0
-            )));
-        }
-        Ok(true)
+/// Decides a change to core: `Ok(true)` to write it, `Ok(false)` to turn it into a proposal,
+/// or an error when it is refused outright.
+pub(crate) fn gate_core(cx: &Ctx, current: &str, new: &str) -> Result<bool, Error> {
+    let source = cx.actor().source;
+    if source == Source::External {
+        return Err(Error::Invalid(
+            "core memory never takes external content: save it as a note instead, e.g. `memdir --source external note new NAME -d DESCRIPTION TEXT` (it is labelled source: external and shown fenced)".into(),
+        ));
     }
-
-    /// Moving or deleting core.md is for the user only.
-    pub(crate) fn refuse_core_move_unless_user(&self) -> Result<(), Error> {
-        if self.actor().source != Source::User {
-            return Err(Error::Invalid(format!(
-                "only the user may move or delete {}: edit it instead, or ask the user",
-                self.core_file()
-            )));
-        }
-        Ok(())
+    if !cx
+        .config()
+        .policy
+        .core_writers
+        .iter()
+        .any(|w| w == source.as_str())
+    {
+        return Ok(false);
     }
-
-    /// Saves a proposal to change core from `current` to `new`; returns its id.
-    pub(crate) fn write_proposal(&self, current: &str, new: &str) -> Result<String, Error> {
-        self.write_proposal_with(current, new, Vec::new())
+    let total = current.lines().filter(|l| !l.trim().is_empty()).count();
+    let dropped = dropped_lines(current, new);
+    let share = cx.config().policy.max_core_drop;
+    if source != Source::User && !cx.forced() && total > 0 && dropped as f64 > share * total as f64
+    {
+        return Err(Error::Invalid(format!(
+            "this rewrite of core.md drops {dropped} of its {total} lines (over {:.0}%): edit single lines instead, or force it (the old version stays in git)",
+            share * 100.0
+        )));
     }
+    Ok(true)
+}
 
-    /// Saves a proposal that cites `evidence` (`file:line: text` each); returns its id.
-    pub(crate) fn write_proposal_with(
-        &self,
-        current: &str,
-        new: &str,
-        evidence: Vec<String>,
-    ) -> Result<String, Error> {
-        let now = self.clock().now();
-        let writer = &self.actor().writer;
-        let base = content_version(current.as_bytes());
-        let tag: String = content_version(new.as_bytes()).chars().take(6).collect();
-        let id = format!("{}-{}-{tag}", now.strftime("%Y%m%d-%H%M%S"), slug(writer));
-        let diff = similar::TextDiff::from_lines(current, new)
-            .unified_diff()
-            .context_radius(2)
-            .header(self.core_file(), self.core_file())
-            .to_string();
-        let p = Proposal {
-            id: id.clone(),
-            path: format!("{PROPOSALS_DIR}/{id}.md"),
-            writer: writer.clone(),
-            reason: self.reason().unwrap_or_default().to_string(),
-            created: self.clock().local(now.timestamp()),
-            base,
-            diff,
-            evidence,
-            content: new.to_string(),
+/// Moving or deleting core.md is for the user only.
+pub(crate) fn refuse_core_move_unless_user(cx: &Ctx) -> Result<(), Error> {
+    if cx.actor().source != Source::User {
+        return Err(Error::Invalid(format!(
+            "only the user may move or delete {}: edit it instead, or ask the user",
+            cx.core_file()
+        )));
+    }
+    Ok(())
+}
+
+/// Saves a proposal to change core from `current` to `new`; returns its id.
+pub(crate) fn write_proposal(cx: &Ctx, current: &str, new: &str) -> Result<String, Error> {
+    write_proposal_with(cx, current, new, Vec::new())
+}
+
+/// Saves a proposal that cites `evidence` (`file:line: text` each); returns its id.
+pub(crate) fn write_proposal_with(
+    cx: &Ctx,
+    current: &str,
+    new: &str,
+    evidence: Vec<String>,
+) -> Result<String, Error> {
+    let now = cx.clock().now();
+    let writer = &cx.actor().writer;
+    let base = content_version(current.as_bytes());
+    let tag: String = content_version(new.as_bytes()).chars().take(6).collect();
+    let id = format!("{}-{}-{tag}", now.strftime("%Y%m%d-%H%M%S"), slug(writer));
+    let diff = similar::TextDiff::from_lines(current, new)
+        .unified_diff()
+        .context_radius(2)
+        .header(cx.core_file(), cx.core_file())
+        .to_string();
+    let p = Proposal {
+        id: id.clone(),
+        path: format!("{PROPOSALS_DIR}/{id}.md"),
+        writer: writer.clone(),
+        reason: cx.reason().unwrap_or_default().to_string(),
+        created: cx.clock().local(now.timestamp()),
+        base,
+        diff,
+        evidence,
+        content: new.to_string(),
+    };
+    cx.store().write(
+        &MemPath::parse_file(&p.path)?,
+        render(&p, cx.core_file()).as_bytes(),
+    )?;
+    Ok(id)
+}
+
+/// Pending proposals, oldest first.
+pub(crate) fn proposals(cx: &Ctx) -> Result<Vec<Proposal>, Error> {
+    let dir = MemPath::parse(PROPOSALS_DIR)?;
+    let entries = match cx.store().list(&dir) {
+        Ok(v) => v,
+        Err(StoreError::NotFound(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Vec::new();
+    for e in entries.into_iter().filter(|e| e.kind == EntryKind::File) {
+        let Some(id) = e.path.file_name().and_then(|n| n.strip_suffix(".md")) else {
+            continue;
         };
-        self.store().write(
-            &MemPath::parse_file(&p.path)?,
-            render(&p, self.core_file()).as_bytes(),
-        )?;
-        Ok(id)
-    }
-
-    /// Pending proposals, oldest first.
-    pub fn proposals(&self) -> Result<Vec<Proposal>, Error> {
-        let dir = MemPath::parse(PROPOSALS_DIR)?;
-        let entries = match self.store().list(&dir) {
-            Ok(v) => v,
-            Err(StoreError::NotFound(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(e.into()),
-        };
-        let mut out = Vec::new();
-        for e in entries.into_iter().filter(|e| e.kind == EntryKind::File) {
-            let Some(id) = e.path.file_name().and_then(|n| n.strip_suffix(".md")) else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(&self.store().read(&e.path)?).into_owned();
-            if let Some(p) = parse(id, e.path.as_str(), &text) {
-                out.push(p);
-            }
+        let text = String::from_utf8_lossy(&cx.store().read(&e.path)?).into_owned();
+        if let Some(p) = parse(id, e.path.as_str(), &text) {
+            out.push(p);
         }
-        Ok(out)
     }
+    Ok(out)
+}
 
-    fn proposal(&self, id: &str) -> Result<Proposal, Error> {
-        self.proposals()?
-            .into_iter()
-            .find(|p| p.id == id)
-            .ok_or_else(|| {
-                Error::NotFound(format!(
-                    "no proposal {id:?}: list them with `memdir review`"
-                ))
-            })
+fn proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
+    proposals(cx)?
+        .into_iter()
+        .find(|p| p.id == id)
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "no proposal {id:?}: list them with `memdir review`"
+            ))
+        })
+}
+
+/// Applies a proposal as the user would, then deletes it. Refused if core changed since.
+pub(crate) fn accept_proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
+    let p = proposal(cx, id)?;
+    let reason = match p.reason.trim() {
+        "" => format!("accept proposal {id} by {}", p.writer),
+        r => format!("accept proposal {id} by {}: {r}", p.writer),
+    };
+    let user = cx
+        .with_actor(Actor {
+            writer: cx.actor().writer.clone(),
+            source: Source::User,
+        })
+        .with_reason(Some(&reason))
+        .with_base(Some(&p.base));
+    let core_file = cx.core_file();
+    let tx = crate::change::begin(&user, "review accept", core_file)?;
+    let core = MemPath::parse_file(core_file)?;
+    let current = match cx.store().read(&core) {
+        Ok(b) => b,
+        Err(StoreError::NotFound(_)) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    if content_version(&current) != p.base {
+        return Err(Error::Conflict(format!(
+            "{core_file} changed since proposal {id} was made: reject it and propose again"
+        )));
     }
+    cx.config()
+        .core
+        .cap()
+        .check(core_file, &String::from_utf8_lossy(&current), &p.content)?;
+    cx.store().write(&core, p.content.as_bytes())?;
+    file_away(cx, &p)?;
+    tx.commit()?;
+    Ok(p)
+}
 
-    /// Applies a proposal as the user would, then deletes it. Refused if core changed since.
-    pub fn accept_proposal(&self, id: &str) -> Result<Proposal, Error> {
-        let p = self.proposal(id)?;
-        let reason = match p.reason.trim() {
-            "" => format!("accept proposal {id} by {}", p.writer),
-            r => format!("accept proposal {id} by {}: {r}", p.writer),
-        };
-        let user = self
-            .with_actor(Actor {
-                writer: self.actor().writer.clone(),
-                source: Source::User,
-            })
-            .with_reason(Some(&reason))
-            .with_base(Some(&p.base));
-        let core_file = self.core_file();
-        let tx = user.begin("review accept", core_file)?;
-        let core = MemPath::parse_file(core_file)?;
-        let current = match self.store().read(&core) {
-            Ok(b) => b,
-            Err(StoreError::NotFound(_)) => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
-        if content_version(&current) != p.base {
-            return Err(Error::Conflict(format!(
-                "{core_file} changed since proposal {id} was made: reject it and propose again"
-            )));
-        }
-        self.config().core.cap().check(
-            core_file,
-            &String::from_utf8_lossy(&current),
-            &p.content,
-        )?;
-        self.store().write(&core, p.content.as_bytes())?;
-        self.file_away(&p)?;
-        tx.commit()?;
-        Ok(p)
-    }
+/// Rejects a proposal: it moves to `archive/proposals/`, like an accepted one.
+pub(crate) fn reject_proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
+    let p = proposal(cx, id)?;
+    let tx = crate::change::begin(cx, "review reject", &p.path)?;
+    file_away(cx, &p)?;
+    tx.commit()?;
+    Ok(p)
+}
 
-    /// Rejects a proposal: it moves to `archive/proposals/`, like an accepted one.
-    pub fn reject_proposal(&self, id: &str) -> Result<Proposal, Error> {
-        let p = self.proposal(id)?;
-        let tx = self.begin("review reject", &p.path)?;
-        self.file_away(&p)?;
-        tx.commit()?;
-        Ok(p)
-    }
-
-    /// Moves a decided proposal to `archive/proposals/<id>.md`, so its text stays readable (and
-    /// searchable) with or without git; an archived copy of the same id is kept, and this one
-    /// goes.
-    fn file_away(&self, p: &Proposal) -> Result<(), Error> {
-        let from = MemPath::parse_file(&p.path)?;
-        let to = MemPath::parse_file(&format!("{ARCHIVE_DIR}/{}", p.path))?;
-        match self.store().rename(&from, &to) {
-            Err(StoreError::Conflict(_)) => Ok(self.store().remove(&from)?),
-            other => Ok(other?),
-        }
+/// Moves a decided proposal to `archive/proposals/<id>.md`, so its text stays readable (and
+/// searchable) with or without git; an archived copy of the same id is kept, and this one
+/// goes.
+fn file_away(cx: &Ctx, p: &Proposal) -> Result<(), Error> {
+    let from = MemPath::parse_file(&p.path)?;
+    let to = MemPath::parse_file(&format!("{ARCHIVE_DIR}/{}", p.path))?;
+    match cx.store().rename(&from, &to) {
+        Err(StoreError::Conflict(_)) => Ok(cx.store().remove(&from)?),
+        other => Ok(other?),
     }
 }
 

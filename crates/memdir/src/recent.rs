@@ -2,8 +2,8 @@
 //! memory's [`History`](crate::history::History) when it keeps one (git for a folder, tables
 //! for PostgreSQL), from the files' modification times otherwise.
 
+use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use crate::store::EntryKind;
 use jiff::{Timestamp, ZonedDateTime as Zoned};
 use memdir_core::day::parse_day;
@@ -88,91 +88,89 @@ pub fn parse_window(input: &str, now: &Zoned) -> Result<Timestamp, String> {
         .map_err(|e| format!("bad window {input:?}: {e}"))
 }
 
-impl Memory {
-    /// Recent changes, newest first: from history when this memory keeps one, else from the
-    /// files' modification times (no writer or reason then).
-    pub fn recent(&self, q: &RecentQuery) -> Result<Recent, Error> {
-        let limit = q.limit.unwrap_or(DEFAULT_LIMIT).max(1);
-        let path = q
-            .path
-            .as_deref()
-            .filter(|p| !p.trim().is_empty())
-            .map(MemPath::parse)
-            .transpose()?
-            .filter(|p| !p.is_root());
-        let tz = self.clock().now().time_zone().clone();
-        let local = |t: Timestamp| {
-            t.to_zoned_datetime(tz.clone())
-                .strftime("%Y-%m-%dT%H:%M:%S%:z")
-                .to_string()
-        };
-        if let Some(h) = self.history_backend() {
-            let filtered = q.since.is_some() || q.writer.is_some();
-            let entries = h.history(path.as_ref(), if filtered { SCAN_LIMIT } else { limit })?;
-            let mut changes = Vec::new();
-            for e in entries {
-                let at: Option<Timestamp> = e.date.parse().ok();
-                if let (Some(since), Some(at)) = (q.since, at)
-                    && at < since
-                {
-                    // Newest first: everything after this is older still.
-                    break;
-                }
-                if q.writer.as_deref().is_some_and(|w| w != e.writer) {
-                    continue;
-                }
-                changes.push(RecentChange {
-                    at: at.map(local).unwrap_or(e.date),
-                    writer: Some(e.writer),
-                    summary: e.summary,
-                    reason: e.reason,
-                    source: e.source,
-                    id: Some(e.commit.chars().take(12).collect()),
-                });
-                if changes.len() >= limit {
-                    break;
-                }
+/// Recent changes, newest first: from history when this memory keeps one, else from the
+/// files' modification times (no writer or reason then).
+pub(crate) fn recent(cx: &Ctx, q: &RecentQuery) -> Result<Recent, Error> {
+    let limit = q.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    let path = q
+        .path
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+        .map(MemPath::parse)
+        .transpose()?
+        .filter(|p| !p.is_root());
+    let tz = cx.clock().now().time_zone().clone();
+    let local = |t: Timestamp| {
+        t.to_zoned_datetime(tz.clone())
+            .strftime("%Y-%m-%dT%H:%M:%S%:z")
+            .to_string()
+    };
+    if let Some(h) = cx.history_backend() {
+        let filtered = q.since.is_some() || q.writer.is_some();
+        let entries = h.history(path.as_ref(), if filtered { SCAN_LIMIT } else { limit })?;
+        let mut changes = Vec::new();
+        for e in entries {
+            let at: Option<Timestamp> = e.date.parse().ok();
+            if let (Some(since), Some(at)) = (q.since, at)
+                && at < since
+            {
+                // Newest first: everything after this is older still.
+                break;
             }
-            return Ok(Recent {
-                from: "history",
-                changes,
+            if q.writer.as_deref().is_some_and(|w| w != e.writer) {
+                continue;
+            }
+            changes.push(RecentChange {
+                at: at.map(local).unwrap_or(e.date),
+                writer: Some(e.writer),
+                summary: e.summary,
+                reason: e.reason,
+                source: e.source,
+                id: Some(e.commit.chars().take(12).collect()),
             });
+            if changes.len() >= limit {
+                break;
+            }
         }
-        if q.writer.is_some() {
-            return Err(Error::Invalid(
-                "this memory keeps no history, so changes have no writer: leave out writer, or start history with `memdir init`".into(),
-            ));
-        }
-        let dir = path.clone().unwrap_or_default();
-        let mut files = match self.store().stat(&dir)? {
-            Some(e) if e.kind == EntryKind::File => vec![e],
-            Some(_) => self.store().walk(&dir)?,
-            None => Vec::new(),
-        };
-        files.retain(|e| e.modified_ms > 0);
-        if let Some(since) = q.since {
-            let ms = since.as_millisecond();
-            files.retain(|e| e.modified_ms >= ms);
-        }
-        files.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then(a.path.cmp(&b.path)));
-        files.truncate(limit);
-        Ok(Recent {
-            from: "modification times",
-            changes: files
-                .into_iter()
-                .map(|e| RecentChange {
-                    at: Timestamp::from_millisecond(e.modified_ms)
-                        .map(local)
-                        .unwrap_or_default(),
-                    writer: None,
-                    summary: format!("changed {}", e.path),
-                    reason: None,
-                    source: None,
-                    id: None,
-                })
-                .collect(),
-        })
+        return Ok(Recent {
+            from: "history",
+            changes,
+        });
     }
+    if q.writer.is_some() {
+        return Err(Error::Invalid(
+            "this memory keeps no history, so changes have no writer: leave out writer, or start history with `memdir init`".into(),
+        ));
+    }
+    let dir = path.clone().unwrap_or_default();
+    let mut files = match cx.store().stat(&dir)? {
+        Some(e) if e.kind == EntryKind::File => vec![e],
+        Some(_) => cx.store().walk(&dir)?,
+        None => Vec::new(),
+    };
+    files.retain(|e| e.modified_ms > 0);
+    if let Some(since) = q.since {
+        let ms = since.as_millisecond();
+        files.retain(|e| e.modified_ms >= ms);
+    }
+    files.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then(a.path.cmp(&b.path)));
+    files.truncate(limit);
+    Ok(Recent {
+        from: "modification times",
+        changes: files
+            .into_iter()
+            .map(|e| RecentChange {
+                at: Timestamp::from_millisecond(e.modified_ms)
+                    .map(local)
+                    .unwrap_or_default(),
+                writer: None,
+                summary: format!("changed {}", e.path),
+                reason: None,
+                source: None,
+                id: None,
+            })
+            .collect(),
+    })
 }
 
 impl Recent {

@@ -6,8 +6,8 @@
 //! load on every turn unfenced (`core.md`, `state.md`, `MEMORY.md`), logs (append only, entry by
 //! entry) and `proposals/` (which the user accepts into core) never take external content.
 
+use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use crate::proposals::PROPOSALS_DIR;
 use crate::provenance::Source;
 use memdir_core::host::FolderLayout;
@@ -70,7 +70,7 @@ fn refuse(p: &MemPath) -> Error {
 }
 
 /// True when a write to `p` needs the file's current text for [`label`].
-pub(crate) fn needs_current(mem: &Memory, p: &MemPath) -> bool {
+pub(crate) fn needs_current(mem: &Ctx, p: &MemPath) -> bool {
     mem.actor().source == Source::Agent
         && matches!(place(&mem.layout(), p), Place::Scratch | Place::Note)
 }
@@ -79,7 +79,7 @@ pub(crate) fn needs_current(mem: &Memory, p: &MemPath) -> bool {
 /// external, or when an agent changes a file that was marked (`current`); refused where
 /// external content may never go. The user's writes are taken as they are.
 pub(crate) fn label<'a>(
-    mem: &Memory,
+    mem: &Ctx,
     p: &MemPath,
     current: Option<&str>,
     new: &'a str,
@@ -116,7 +116,7 @@ pub(crate) fn mark<'a>(layout: &FolderLayout, p: &MemPath, text: &'a str) -> Cow
 /// its source is external, nor move external content into a place that never takes it.
 /// Returns true when the moved file must be [`mark`]ed once it has arrived.
 pub(crate) fn check_move(
-    mem: &Memory,
+    mem: &Ctx,
     from: &MemPath,
     to: &MemPath,
     text: Option<&str>,

@@ -25,7 +25,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     let mem = env.open()?;
     let mut report = mem.lint()?;
     if a.secrets {
-        for s in memdir::guard::secrets_on_disk(&mem)? {
+        for s in mem.secrets_on_disk()? {
             report.errors += 1;
             report.findings.push(memdir::lint::Finding {
                 file: s.path,
