@@ -112,13 +112,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ("notes folder (by type/tag)", "/ui/files/notes"),
         ("a note", "/ui/files/notes/topic-07/note-0007.md"),
         ("a day's log (30 KB)", "/ui/files/log/2026-06-01.md"),
-        ("a 1 MB log", "/ui/files/log/2026-12-31.md"),
+        ("a 1 MB log (first section)", "/ui/files/log/2026-12-31.md"),
+        (
+            "a 1 MB log (at line 10,000)",
+            "/ui/files/log/2026-12-31.md?lines=1&at=10000",
+        ),
         ("edit core", "/ui/edit/core.md"),
         ("search (grep)", "/ui/search?q=rollback"),
         ("search (ranked)", "/ui/search?q=rollback+plan&mode=ranked"),
         ("history", "/ui/history"),
+        ("history of core", "/ui/history?path=core.md"),
         ("blame of core", "/ui/blame/core.md"),
-        ("lint", "/ui/lint"),
+        ("lint (first page)", "/ui/lint"),
         ("review", "/ui/review"),
     ] {
         let url = format!("{base}{path}");

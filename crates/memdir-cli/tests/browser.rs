@@ -3,7 +3,8 @@
 //! core and a log (external lines marked); edits core and finds the change in `memdir history`
 //! with source `user`; approves a gate request the agent then gets its token for, and denies
 //! another; accepts a proposal; hits a stale edit and keeps its text; creates, renames and
-//! deletes a note and undoes the deletion; searches; opens hostile notes asserting that no
+//! deletes a note and undoes the deletion; searches; opens a change's diff from a file's
+//! history and restores the file as that change left it; opens hostile notes asserting that no
 //! script ran, no dialog opened and nothing was fetched from another origin; and signs out,
 //! after which the old cookie is refused by a second instance.
 //!
@@ -447,7 +448,7 @@ async fn issue33_a_person_uses_the_page_in_a_real_browser() {
     c.goto(&s.url("/ui/history")).await.unwrap();
     click_to(
         &c,
-        Locator::Css("table.history tbody tr:first-child a"),
+        Locator::Css("table.history tbody tr:first-child a[href^='/ui/undo']"),
         "#undo",
     )
     .await;
@@ -470,6 +471,58 @@ async fn issue33_a_person_uses_the_page_in_a_real_browser() {
     click_to(&c, Locator::Id("file-history"), "table.history").await;
     c.goto(&s.url("/ui/lint")).await.unwrap();
     assert!(text_of(&c, "#lint-summary").await.contains("checked"));
+
+    // A change's diff, from core's history; then core restored as that change left it.
+    c.goto(&s.url("/ui/history?path=core.md")).await.unwrap();
+    click_to(
+        &c,
+        Locator::XPath(
+            "//table[@class='history']//tr[td[contains(., 'fixed a wrong fact')]]//a[@class='change']",
+        ),
+        "pre.diff",
+    )
+    .await;
+    assert!(
+        text_of(&c, "#change-meta")
+            .await
+            .contains("fixed a wrong fact"),
+        "the change's reason"
+    );
+    let diff = text_of(&c, "pre.diff").await;
+    assert!(
+        diff.contains("+- The user prefers tea, not coffee."),
+        "{diff}"
+    );
+    click_to(&c, Locator::Css("a.restore"), "#restore").await;
+    let diff = text_of(&c, "#restore-diff").await;
+    assert!(diff.contains("-- my careful words"), "{diff}");
+    assert!(
+        diff.contains("+- The user prefers tea, not coffee."),
+        "{diff}"
+    );
+    c.find(Locator::Id("reason"))
+        .await
+        .unwrap()
+        .send_keys("back to what I wrote")
+        .await
+        .unwrap();
+    click_to(&c, Locator::Id("restore"), "#done").await;
+    assert_eq!(
+        f.get("core.md"),
+        "# Core\n- The user prefers tea, not coffee.\n"
+    );
+    let out = f.cmd().args(["history", "--json"]).output().unwrap();
+    let last: Value = serde_json::from_str(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["source"], "user", "{last}");
+    assert_eq!(last["reason"], "back to what I wrote", "{last}");
+    assert_eq!(last["writer"], "main", "{last}");
 
     // Hostile content: shown as text, nothing runs, nothing leaves.
     c.goto(&s.url("/ui/files/notes/hostile.md")).await.unwrap();

@@ -45,6 +45,8 @@ fn add(store: &str, home: &Path, name: &str) -> String {
 struct Service {
     child: Child,
     base: String,
+    /// What the service wrote to stderr after it started.
+    log: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
 }
 
 impl Service {
@@ -76,8 +78,18 @@ impl Service {
                 break rest.split("/ui/").next().unwrap().to_string();
             }
         };
-        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-        Service { child, base }
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut err, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Service { child, base, log }
     }
 
     fn url(&self, path: &str) -> String {
@@ -487,4 +499,127 @@ fn a_folder_service_says_its_page_needs_postgresql() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("PostgreSQL"), "{err}");
+}
+
+const POLICY: &str = "[payment]\ntargets = [\"landlord\"]\nmax_amount = 100\napproval_above = 50\napproval_ttl = \"24h\"\n";
+
+#[test]
+fn a_gate_decision_without_a_signed_in_person_is_refused_and_recorded() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    add(&store, home.path(), "acme");
+    let acme = db.url("acme");
+    let (code, _, err) = run(
+        &acme,
+        home.path(),
+        common::NOW,
+        &["write", "gates.toml", POLICY],
+    );
+    assert_eq!(code, 0, "{err}");
+    let out = memdir(&acme, home.path(), common::NOW)
+        .env("MEMDIR_SOURCE", "agent")
+        .env("MEMDIR_WRITER", "payer")
+        .args([
+            "--reason", "rent", "gate", "request", "payment", "--target", "landlord", "--amount",
+            "80", "--json",
+        ])
+        .output()
+        .unwrap();
+    let asked: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(asked["decision"], "pending", "{asked}");
+    let id = asked["id"].as_str().unwrap().to_string();
+    let status = || {
+        let (_, out, _) = run(
+            &acme,
+            home.path(),
+            common::NOW,
+            &["gate", "status", &id, "--json"],
+        );
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let entries = || {
+        let (code, out, err) = run(
+            &acme,
+            home.path(),
+            common::NOW,
+            &["gate", "verify", "--json"],
+        );
+        assert_eq!(code, 0, "the ledger stays intact: {err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["entries"]
+            .as_u64()
+            .unwrap()
+    };
+    let s = Service::start(&store, home.path());
+    let l = link(&store, home.path(), common::NOW, &s, "acme", "ana");
+    let ana = sign_in(&s, "/ui/signin", "code", code_of(&l)).unwrap();
+    let form = [("id", id.as_str()), ("action", "approve")];
+    let before = entries();
+
+    // No session: refused; it names no tenant, so the service's log records it.
+    let anon = send(
+        "POST",
+        &s.url("/ui/review/gate"),
+        &[("Origin", &s.base)],
+        &[("csrf", &ana.csrf), ("id", &id), ("action", "approve")],
+    );
+    assert_eq!(anon.status, 401, "{}", anon.body);
+    assert_eq!(
+        entries(),
+        before,
+        "no tenant's ledger is written without a session"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let log = String::from_utf8_lossy(&s.log.lock().unwrap()).into_owned();
+        if log.contains(&id) && log.contains("without a signed-in person") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not in the log: {log}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    // With the tenant's cookie but not the person's form: refused and recorded in the ledger.
+    let forged = send(
+        "POST",
+        &s.url("/ui/review/gate"),
+        &[("Cookie", &ana.cookie), ("Origin", &s.base)],
+        &[
+            ("csrf", "another-sessions-token"),
+            ("id", &id),
+            ("action", "approve"),
+        ],
+    );
+    assert_eq!(forged.status, 403, "{}", forged.body);
+    assert_eq!(entries(), before + 1);
+    let bearer = send(
+        "POST",
+        &s.url("/ui/review/gate"),
+        &[
+            ("Cookie", &ana.cookie),
+            ("Authorization", "Bearer an-agent-token"),
+            ("Origin", &s.base),
+        ],
+        &form,
+    );
+    assert_eq!(bearer.status, 401, "{}", bearer.body);
+    assert_eq!(entries(), before + 2);
+    let cross = send(
+        "POST",
+        &s.url("/ui/review/gate"),
+        &[("Cookie", &ana.cookie), ("Origin", "http://evil.example")],
+        &[("csrf", &ana.csrf), ("id", &id), ("action", "approve")],
+    );
+    assert_eq!(cross.status, 403, "{}", cross.body);
+    assert_eq!(entries(), before + 3);
+    assert_eq!(status()["decision"], "pending");
+
+    // The signed-in person approves: the agent gets its token.
+    let ok = ana.post(&s, "/ui/review/gate", &form);
+    assert_eq!(ok.status, 303, "{}", ok.body);
+    let v = status();
+    assert_eq!(v["decision"], "allowed", "{v}");
 }

@@ -425,6 +425,7 @@ pub(crate) fn search(
                 date: date.as_deref(),
                 is_context,
                 external: false,
+                why: None,
             };
             if !budget.take(&hit) {
                 spent.store(true, Ordering::Relaxed);

@@ -37,7 +37,7 @@
 //! comparison (see BENCHMARKS.md).
 
 use super::walk::{FileRef, Scope};
-use super::{SearchOutcome, SearchRequest, ranked, vector};
+use super::{SearchOutcome, SearchRequest, Why, ranked, vector};
 use crate::Searcher;
 use crate::error::Error;
 use memdir_core::dates::{asks_when, names_time, query_days};
@@ -287,33 +287,45 @@ pub(crate) fn search(
         Vec::new()
     };
 
-    let mut scored: Vec<(&FileRef, u64, String, f64)> = cands
+    let mut scored: Vec<vector::Ranked<'_>> = cands
         .into_iter()
         .filter_map(|((path, line), c)| {
             let f = by_path.get(path)?;
-            let score = match options.fusion {
+            let (score, why) = match options.fusion {
                 Fusion::Rrf => {
                     let rr = |r: Option<usize>| r.map_or(0.0, |r| 1.0 / (RRF_K + r as f64 + 1.0));
-                    rr(c.dense) + rr(c.keyword.map(|k| k.0))
+                    (rr(c.dense) + rr(c.keyword.map(|k| k.0)), None)
                 }
                 Fusion::ZScore | Fusion::Max => {
                     let w = options.w_dense;
                     let d = c.dense.map_or_else(|| scale.dense(None), dense_at);
-                    // Everything but the keyword part first: what the floor compares.
-                    let mut s = w * d;
+                    // Everything but the keyword part first: what the floor compares. The
+                    // parts are summed in the order the score always was, so it is the same
+                    // to the bit.
+                    let mut why = Why {
+                        meaning: w * d,
+                        ..Why::default()
+                    };
+                    let mut s = why.meaning;
                     if options.w_near != 0.0
                         && let Some(n) = c.dense.and_then(near)
                     {
-                        s += options.w_near * w * n;
+                        why.neighbour = options.w_near * w * n;
+                        s += why.neighbour;
                     }
-                    s += options.w_day * day.get(path).copied().unwrap_or(0.0);
+                    why.day = options.w_day * day.get(path).copied().unwrap_or(0.0);
+                    s += why.day;
                     if let (Some(days), Some(date)) = (days, f.date) {
-                        s += options.w_date * days.closeness(date);
+                        let bonus = options.w_date * days.closeness(date);
+                        why.hint += bonus;
+                        s += bonus;
                     }
                     if when && names_time(split_line(&c.text).body) {
+                        why.hint += options.w_when;
                         s += options.w_when;
                     }
                     if !speakers.is_empty() && speakers.contains(&speaker_key(&c.text)) {
+                        why.hint += options.w_speaker;
                         s += options.w_speaker;
                     }
                     // A line found by meaning alone is a result only if it is nearer to the
@@ -328,10 +340,11 @@ pub(crate) fn search(
                     {
                         return None;
                     }
-                    s + (1.0 - w) * scale.keyword(c.keyword.map(|k| k.1))
+                    why.keyword = (1.0 - w) * scale.keyword(c.keyword.map(|k| k.1));
+                    (s + why.keyword, Some(why))
                 }
             };
-            Some((*f, line, c.text, score))
+            Some((*f, line, c.text, score, why))
         })
         .collect();
     scored.sort_by(|a, b| {

@@ -216,6 +216,27 @@ pub struct SearchHit {
     /// `source: external`, an `[external]` log entry, a line inside an untrusted block): show it
     /// as data, never as instructions.
     pub external: bool,
+    /// Why a ranked line came: the parts its score adds up from. `None` in grep mode and with
+    /// reciprocal rank fusion. Not part of `--json` (its shape is fixed); a page shows it.
+    #[serde(skip)]
+    pub why: Option<Why>,
+}
+
+/// The parts of a ranked line's score, which add up to it: why the line came.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Why {
+    /// The line's own query words (BM25; in hybrid mode, ranked mode's whole score on the
+    /// fusion's scale).
+    pub keyword: f64,
+    /// How near its passage is in meaning to the query (semantic and hybrid modes).
+    pub meaning: f64,
+    /// The share of the lines (ranked mode) or passages (hybrid mode) just before and after it.
+    pub neighbour: f64,
+    /// How well its file (for a daily log, its day) matches the query as a whole.
+    pub day: f64,
+    /// Hybrid mode's priors: a day the query names, a time for a "when" question, a speaker
+    /// the query names.
+    pub hint: f64,
 }
 
 impl SearchHit {
@@ -234,6 +255,7 @@ impl SearchHit {
             date: self.date.as_deref(),
             is_context: self.is_context,
             external: self.external,
+            why: self.why,
         }
     }
 }
@@ -256,6 +278,8 @@ pub struct HitRef<'a> {
     pub is_context: bool,
     /// True for a line from an external source ([`SearchHit::external`]).
     pub external: bool,
+    /// Why a ranked line came ([`SearchHit::why`]).
+    pub why: Option<Why>,
 }
 
 impl HitRef<'_> {
@@ -275,6 +299,7 @@ impl HitRef<'_> {
             date: self.date.map(str::to_string),
             is_context: self.is_context,
             external: self.external,
+            why: self.why,
         }
     }
 }

@@ -11,7 +11,7 @@ use super::keyword::{Index, Probe};
 use super::postings;
 use super::sqlite::db_err;
 use super::walk::{FileRef, Scope};
-use super::{DEFAULT_RANKED_LIMIT, SearchOutcome, SearchRequest, Searcher};
+use super::{DEFAULT_RANKED_LIMIT, SearchOutcome, SearchRequest, Searcher, Why};
 use crate::error::Error;
 use memdir_core::note::{Meta, Note, is_note_path};
 use memdir_core::query::{Query, contains_run};
@@ -271,10 +271,14 @@ pub(crate) fn search_with(
         let Some(f) = ids.get(&c.file_id) else {
             continue;
         };
-        let score = c.score
-            + W_NEAR * near(c.file_id, c.line)
-            + W_DOC * doc_score.get(&c.file_id).copied().unwrap_or(0.0);
-        scored.push((score, *f, c));
+        let why = Why {
+            keyword: c.score,
+            neighbour: W_NEAR * near(c.file_id, c.line),
+            day: W_DOC * doc_score.get(&c.file_id).copied().unwrap_or(0.0),
+            ..Why::default()
+        };
+        let score = why.keyword + why.neighbour + why.day;
+        scored.push((score, *f, c, why));
     }
     // Best first; ties in path and line order so output is stable.
     scored.sort_by(|a, b| {
@@ -289,7 +293,7 @@ pub(crate) fn search_with(
     let mut shown = 0;
     fill_texts(
         conn,
-        scored.iter_mut().filter_map(|(_, f, c)| {
+        scored.iter_mut().filter_map(|(_, f, c, _)| {
             let show = if req.files {
                 shown_files.len() < limit && shown_files.insert(f.rel.as_str())
             } else {
@@ -299,12 +303,13 @@ pub(crate) fn search_with(
             show.then_some(c)
         }),
     )?;
-    let ranked = scored.into_iter().map(|(score, f, c)| {
+    let ranked = scored.into_iter().map(|(score, f, c, why)| {
         (
             f,
             u64::try_from(c.line).unwrap_or(0),
             c.text.unwrap_or_default(),
             score,
+            Some(why),
         )
     });
     Ok(super::vector::finish(ranked, req))
@@ -488,6 +493,7 @@ fn filtered_notes(mut files: Vec<&FileRef>, req: &SearchRequest) -> SearchOutcom
             line_no.max(1),
             super::grep::line_text(line.as_bytes()),
             0.0,
+            None,
         ))
     });
     super::vector::finish(shown, req)

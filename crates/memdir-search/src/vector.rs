@@ -16,7 +16,7 @@
 
 use super::chunk::{CHUNKING, chunks};
 use super::walk::{FileRef, Scope, open_file};
-use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest};
+use super::{Budget, DEFAULT_RANKED_LIMIT, SearchHit, SearchOutcome, SearchRequest, Why};
 use crate::Searcher;
 use crate::error::Error;
 use memdir_core::config::EmbedSettings;
@@ -811,17 +811,24 @@ pub(crate) fn search(
 ) -> Result<SearchOutcome, Error> {
     let (all, generation) = searcher.corpus_files(&Scope::everything())?;
     let scored = dense_scores(searcher, (&all, generation), scope, &req.pattern, progress)?;
-    let ranked = scored
-        .into_iter()
-        .map(|(f, line, text, s)| (f, line, text, f64::from(s)));
+    let ranked = scored.into_iter().map(|(f, line, text, s)| {
+        let why = Why {
+            meaning: f64::from(s),
+            ..Why::default()
+        };
+        (f, line, text, f64::from(s), Some(why))
+    });
     Ok(finish(ranked, req))
 }
+
+/// A ranked line: its file, line number, text, score and the score's parts.
+pub(crate) type Ranked<'f> = (&'f FileRef, u64, String, f64, Option<Why>);
 
 /// Takes the best `limit` results under the output budget (ranked, semantic and hybrid modes).
 /// Results left out by the budget, or past a limit the request set, count as omitted, so the
 /// caller can say how many more there are.
 pub(crate) fn finish<'f>(
-    ranked: impl Iterator<Item = (&'f FileRef, u64, String, f64)>,
+    ranked: impl Iterator<Item = Ranked<'f>>,
     req: &SearchRequest,
 ) -> SearchOutcome {
     if !req.files {
@@ -842,13 +849,13 @@ pub(crate) fn finish<'f>(
 }
 
 fn finish_lines<'f>(
-    mut ranked: impl Iterator<Item = (&'f FileRef, u64, String, f64)>,
+    mut ranked: impl Iterator<Item = Ranked<'f>>,
     req: &SearchRequest,
 ) -> SearchOutcome {
     let limit = req.limit.unwrap_or(DEFAULT_RANKED_LIMIT);
     let mut budget = Budget::new(req.max_bytes, None);
     let mut outcome = SearchOutcome::default();
-    for (f, line, text, score) in ranked.by_ref().take(limit) {
+    for (f, line, text, score, why) in ranked.by_ref().take(limit) {
         let hit = SearchHit {
             path: f.rel.clone(),
             line,
@@ -857,6 +864,7 @@ fn finish_lines<'f>(
             date: f.date_string(),
             is_context: false,
             external: false,
+            why,
         };
         if outcome.omitted > 0 || !budget.take(&hit.as_ref()) {
             outcome.omitted += 1;

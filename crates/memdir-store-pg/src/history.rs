@@ -18,7 +18,8 @@ use crate::{Db, db_err};
 use memdir_core::forget::{Forget, Scrub};
 use memdir_core::path::MemPath;
 use memdir_store::history::{
-    BlameLine, Changes, ForgetReport, HAND_EDIT, HistoryEntry, Rewritten, message, rfc3339,
+    BlameLine, Changes, FileChange, ForgetReport, HAND_EDIT, HistoryEntry, Rewritten, message,
+    rfc3339,
 };
 use memdir_store::{Actor, Source, StoreError};
 use std::collections::HashMap;
@@ -521,6 +522,76 @@ impl Db {
         Ok(first)
     }
 
+    /// The files change `seq` touched, each with its content just before and just after it,
+    /// walked back from now through the change and every later one.
+    async fn touched(
+        &self,
+        c: &impl GenericClient,
+        seq: i64,
+    ) -> Result<Vec<(String, Content, Content)>, StoreError> {
+        let rows = c
+            .query(
+                "SELECT seq, files FROM memdir.history WHERE tenant_id = memdir.tenant_id($1) AND seq >= $2
+                 ORDER BY seq DESC",
+                &[&self.tenant, &seq],
+            )
+            .await
+            .map_err(db_err)?;
+        let Some(target) = rows.last() else {
+            return Err(StoreError::NotFound(format!("no change {seq}")));
+        };
+        let mine = decode(target.get(1))?;
+        let paths: Vec<String> = mine.iter().map(|f| f.path.clone()).collect();
+        let mut later: HashMap<&str, Vec<Before>> = HashMap::new();
+        for r in &rows[..rows.len() - 1] {
+            for f in decode(r.get(1))? {
+                if let Some(p) = paths.iter().find(|p| **p == f.path) {
+                    later.entry(p.as_str()).or_default().push(f.before);
+                }
+            }
+        }
+        let mut anchored = anchors(c, &self.tenant, &paths).await?;
+        let mut out = Vec::with_capacity(mine.len());
+        for f in mine {
+            let anchor = anchored.remove(&f.path).flatten();
+            let (_, after) = walk_back(anchor, later.get(f.path.as_str()).into_iter().flatten())?;
+            let before = f
+                .before
+                .apply(after.as_deref())
+                .ok_or_else(|| corrupt("a delta"))?;
+            out.push((f.path, before, after));
+        }
+        Ok(out)
+    }
+
+    async fn files_of(&self, id: String) -> Result<(String, Vec<FileChange>), StoreError> {
+        let mut c = self.conn().await?;
+        let tx = c
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(db_err)?;
+        let (seq, full) = self.find(&*tx, Some(id)).await?;
+        let touched = self.touched(&*tx, seq).await?;
+        tx.commit().await.map_err(db_err)?;
+        let mut out = Vec::with_capacity(touched.len());
+        for (p, before, after) in touched {
+            let path = MemPath::parse_file(&p)
+                .map_err(|e| StoreError::Backend(format!("postgresql: stored path: {e}")))?;
+            if before != after {
+                out.push(FileChange {
+                    path,
+                    before,
+                    after,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok((full, out))
+    }
+
     async fn revert(&self, id: Option<String>) -> Result<(String, Changes), StoreError> {
         let mut c = self.conn().await?;
         let tx = c
@@ -544,29 +615,8 @@ impl Db {
                 "cannot undo the first commit: it created the folder".into(),
             ));
         }
-        // The change and every later one, to walk its files back from now.
-        let rows = tx
-            .query(
-                "SELECT seq, files FROM memdir.history WHERE tenant_id = memdir.tenant_id($1) AND seq >= $2
-                 ORDER BY seq DESC",
-                &[&self.tenant, &seq],
-            )
-            .await
-            .map_err(db_err)?;
-        let Some(target) = rows.last() else {
-            return Err(StoreError::NotFound(format!("no commit {full:?}")));
-        };
-        let mine = decode(target.get(1))?;
-        let paths: Vec<String> = mine.iter().map(|f| f.path.clone()).collect();
-        let mut later: HashMap<&str, Vec<Before>> = HashMap::new();
-        for r in &rows[..rows.len() - 1] {
-            for f in decode(r.get(1))? {
-                if let Some(p) = paths.iter().find(|p| **p == f.path) {
-                    later.entry(p.as_str()).or_default().push(f.before);
-                }
-            }
-        }
-        let mut anchored = anchors(&*tx, &self.tenant, &paths).await?;
+        let touched = self.touched(&*tx, seq).await?;
+        let paths: Vec<String> = touched.iter().map(|t| t.0.clone()).collect();
         let now_rows = tx
             .query(
                 "SELECT path, content FROM memdir.files
@@ -585,16 +635,10 @@ impl Db {
             ))
         };
         let mut out = Changes::new();
-        for f in mine {
-            let anchor = anchored.remove(&f.path).flatten();
-            let (_, after) = walk_back(anchor, later.get(f.path.as_str()).into_iter().flatten())?;
-            let before = f
-                .before
-                .apply(after.as_deref())
-                .ok_or_else(|| corrupt("a delta"))?;
-            let path = MemPath::parse_file(&f.path)
+        for (p, before, after) in touched {
+            let path = MemPath::parse_file(&p)
                 .map_err(|e| StoreError::Backend(format!("postgresql: stored path: {e}")))?;
-            if let Some(want) = memdir_core::diff::undo_file(before, after, now.remove(&f.path))
+            if let Some(want) = memdir_core::diff::undo_file(before, after, now.remove(&p))
                 .map_err(|_| conflict())?
             {
                 out.push((path, want));
@@ -987,5 +1031,11 @@ impl memdir_store::history::History for PgHistory {
         };
         self.bridge
             .run(async move { db.forget(forget, record, dry_run).await })
+    }
+
+    fn files_of(&self, id: &str) -> Result<(String, Vec<FileChange>), StoreError> {
+        let db = self.db.clone();
+        let id = id.to_string();
+        self.bridge.run(async move { db.files_of(id).await })
     }
 }

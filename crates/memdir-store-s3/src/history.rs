@@ -17,6 +17,7 @@
 use crate::Tenant;
 use bytes::Bytes;
 use memdir_core::path::MemPath;
+use memdir_store::history::FileChange as Touched;
 use memdir_store::history::{BlameLine, Changes, HistoryEntry, rfc3339};
 use memdir_store::history::{Change, History};
 use memdir_store::store::Version;
@@ -317,7 +318,9 @@ impl Tenant {
             .collect())
     }
 
-    async fn revert(&self, prefix: String) -> Result<(String, Changes), StoreError> {
+    /// The record of the one change whose id starts with `prefix`, and whether it is the
+    /// first change (the one that created the folder).
+    async fn find(&self, prefix: &str) -> Result<(Arc<Record>, bool), StoreError> {
         let no_such =
             || StoreError::NotFound(format!("no commit {prefix:?}: see `memdir history`"));
         if prefix.is_empty() || !prefix.chars().all(|c| c.is_ascii_hexdigit()) {
@@ -338,12 +341,37 @@ impl Tenant {
                 )));
             }
         };
-        if journal.last().is_some_and(|(_, first, _)| first == seq) {
+        let first = journal.last().is_some_and(|(_, first, _)| first == seq);
+        Ok((self.record_at(key).await?, first))
+    }
+
+    async fn files_of(&self, prefix: String) -> Result<(String, Vec<Touched>), StoreError> {
+        let (r, _) = self.find(&prefix).await?;
+        let mut out = Vec::new();
+        for f in &r.files {
+            let path = MemPath::parse_file(&f.path)
+                .map_err(|e| StoreError::Backend(format!("s3: stored path: {e}")))?;
+            let before = self.blob(f.before.as_deref()).await?;
+            let after = self.blob(f.after.as_deref()).await?;
+            if before != after {
+                out.push(Touched {
+                    path,
+                    before,
+                    after,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok((r.id.clone(), out))
+    }
+
+    async fn revert(&self, prefix: String) -> Result<(String, Changes), StoreError> {
+        let (r, first) = self.find(&prefix).await?;
+        if first {
             return Err(StoreError::Conflict(
                 "cannot undo the first commit: it created the folder".into(),
             ));
         }
-        let r = self.record_at(key).await?;
         let conflict = || {
             StoreError::Conflict(format!(
                 "cannot undo {}: later changes touch the same lines; edit the file instead",
@@ -420,5 +448,11 @@ impl History for S3History {
         let t = self.t.clone();
         let id = id.to_string();
         self.bridge.run(async move { t.revert(id).await })
+    }
+
+    fn files_of(&self, id: &str) -> Result<(String, Vec<Touched>), StoreError> {
+        let t = self.t.clone();
+        let id = id.to_string();
+        self.bridge.run(async move { t.files_of(id).await })
     }
 }

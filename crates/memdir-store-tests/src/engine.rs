@@ -168,6 +168,16 @@ fn undo_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
     for l in mem.blame("notes/a.md").unwrap() {
         out += &format!("{} {} {:?}\n", l.line, l.text, l.reason);
     }
+    // The newest change's files, before and after; and the first write's, which made the file.
+    let h = mem.history(Some("notes/a.md"), 10).unwrap();
+    for c in &h {
+        let (id, files) = mem.change_files(&c.commit).unwrap();
+        assert_eq!(id, c.commit);
+        for f in files {
+            let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8(b).unwrap());
+            out += &format!("{} {:?} -> {:?}\n", f.path, text(f.before), text(f.after));
+        }
+    }
     mem.undo(None).unwrap();
     out += &String::from_utf8(mem.read("notes/a.md").unwrap()).unwrap();
     // The op of the newest change; its id differs between backends.
@@ -185,6 +195,8 @@ pub fn engine_undo(h: &impl Harness) {
          main write notes/a.md None\n\
          1 first None\n\
          2 second Some(\"second thoughts\")\n\
+         notes/a.md Some(\"first\\n\") -> Some(\"first\\nsecond\\n\")\n\
+         notes/a.md None -> Some(\"first\\n\")\n\
          first\n\
          undo\n"
     );

@@ -105,6 +105,17 @@ pub fn rfc3339(at_s: i64) -> String {
 /// File changes to apply: `(path, Some(content))` writes, `(path, None)` deletes.
 pub type Changes = Vec<(MemPath, Option<Vec<u8>>)>;
 
+/// One file a recorded change touched, as it was just before the change and just after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The file.
+    pub path: MemPath,
+    /// Its content before the change; `None` when the change created it.
+    pub before: Option<Vec<u8>>,
+    /// Its content after the change; `None` when the change deleted it.
+    pub after: Option<Vec<u8>>,
+}
+
 /// One line of a blame.
 #[derive(Debug, Clone, Serialize)]
 pub struct BlameLine {
@@ -230,6 +241,11 @@ pub trait History: Send + Sync {
     /// conflict. Nothing is written: the engine writes the contents back through the store and
     /// records that as a new change.
     fn revert(&self, id: &str) -> Result<(String, Changes), StoreError>;
+
+    /// The files change `id` (a prefix naming one change) touched, each as it was before and
+    /// after the change, in path order, with the change's full id: a change's diff, and any
+    /// file's content as of any change. Nothing is written.
+    fn files_of(&self, id: &str) -> Result<(String, Vec<FileChange>), StoreError>;
 
     /// The paths among `paths` that history would stop recording if `rules` became the
     /// `.gitignore` they sit under (a folder's git; other backends ignore nothing).

@@ -7,7 +7,7 @@
 //! per change, which makes history, blame and revert plain comparisons.
 
 use crate::backend::Backend;
-use crate::history::{BlameLine, Change, Changes, History, HistoryEntry};
+use crate::history::{BlameLine, Change, Changes, FileChange, History, HistoryEntry};
 use crate::paths;
 use crate::store::{
     Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Reentry, Store, StoreError,
@@ -588,20 +588,7 @@ impl History for InMemoryHistory {
 
     fn revert(&self, id: &str) -> Result<(String, Changes), StoreError> {
         let records = self.records()?;
-        let found: Vec<usize> = records
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| !id.is_empty() && r.entry.commit.starts_with(id))
-            .map(|(i, _)| i)
-            .collect();
-        let i = match found.as_slice() {
-            [i] => *i,
-            _ => {
-                return Err(StoreError::NotFound(format!(
-                    "no commit {id:?}: see `memdir history`"
-                )));
-            }
-        };
+        let i = find(&records, id)?;
         let target = &records[i];
         let Some(parent) = i.checked_sub(1).map(|j| &records[j]) else {
             return Err(StoreError::Conflict(
@@ -625,5 +612,40 @@ impl History for InMemoryHistory {
             out.push((p.clone(), before.cloned()));
         }
         Ok((target.entry.commit.clone(), out))
+    }
+
+    fn files_of(&self, id: &str) -> Result<(String, Vec<FileChange>), StoreError> {
+        let records = self.records()?;
+        let i = find(&records, id)?;
+        let target = &records[i];
+        let empty = BTreeMap::new();
+        let parent = i.checked_sub(1).map_or(&empty, |j| &records[j].files);
+        let paths: BTreeSet<&MemPath> = target.files.keys().chain(parent.keys()).collect();
+        let out = paths
+            .into_iter()
+            .map(|p| FileChange {
+                path: p.clone(),
+                before: parent.get(p).cloned(),
+                after: target.files.get(p).cloned(),
+            })
+            .filter(|f| f.before != f.after)
+            .collect();
+        Ok((target.entry.commit.clone(), out))
+    }
+}
+
+/// The index of the one record whose id starts with `id`.
+fn find(records: &[Record], id: &str) -> Result<usize, StoreError> {
+    let found: Vec<usize> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !id.is_empty() && r.entry.commit.starts_with(id))
+        .map(|(i, _)| i)
+        .collect();
+    match found.as_slice() {
+        [i] => Ok(*i),
+        _ => Err(StoreError::NotFound(format!(
+            "no commit {id:?}: see `memdir history`"
+        ))),
     }
 }

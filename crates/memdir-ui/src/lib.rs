@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod auth;
+mod changes;
 pub mod markdown;
 pub mod service;
 pub mod sso;

@@ -49,6 +49,11 @@ pub(crate) fn routes(page: Page) -> Router {
         .route("/ui/lint", get(lint))
         .route("/ui/blame/{*path}", get(blame))
         .route("/ui/undo", get(undo_page).post(undo))
+        .route("/ui/change/{commit}", get(crate::changes::change))
+        .route(
+            "/ui/restore",
+            get(crate::changes::restore_page).post(crate::changes::restore),
+        )
         .with_state(page)
 }
 
@@ -64,10 +69,10 @@ async fn style() -> Response {
 }
 
 /// What a handler returns: a page, or a page saying why not.
-type Out = Result<Response, Response>;
+pub(crate) type Out = Result<Response, Response>;
 
 /// Runs `f` (engine calls block on files, git and locks) off the async threads.
-async fn blocking(f: impl FnOnce() -> Out + Send + 'static) -> Response {
+pub(crate) async fn blocking(f: impl FnOnce() -> Out + Send + 'static) -> Response {
     match tokio::task::spawn_blocking(f).await {
         Ok(Ok(r)) | Ok(Err(r)) => r,
         Err(e) => {
@@ -83,10 +88,11 @@ async fn blocking(f: impl FnOnce() -> Out + Send + 'static) -> Response {
 }
 
 /// The header of every page.
-struct Nav {
-    person: String,
-    csrf: String,
-    pending: usize,
+#[derive(Clone)]
+pub(crate) struct Nav {
+    pub(crate) person: String,
+    pub(crate) csrf: String,
+    pub(crate) pending: usize,
 }
 
 #[derive(Template)]
@@ -97,7 +103,7 @@ struct MessagePage<'a> {
     message: &'a str,
 }
 
-fn html(status: StatusCode, t: &impl Template) -> Response {
+pub(crate) fn html(status: StatusCode, t: &impl Template) -> Response {
     match t.render() {
         Ok(body) => (
             status,
@@ -116,7 +122,12 @@ fn html(status: StatusCode, t: &impl Template) -> Response {
     }
 }
 
-fn message_page(nav: Option<Nav>, status: StatusCode, title: &str, message: &str) -> Response {
+pub(crate) fn message_page(
+    nav: Option<Nav>,
+    status: StatusCode,
+    title: &str,
+    message: &str,
+) -> Response {
     html(
         status,
         &MessagePage {
@@ -128,7 +139,7 @@ fn message_page(nav: Option<Nav>, status: StatusCode, title: &str, message: &str
 }
 
 /// The page for an engine error: memdir's own message, with the status its kind means.
-fn engine_error(nav: Option<Nav>, e: &memdir::Error) -> Response {
+pub(crate) fn engine_error(nav: Option<Nav>, e: &memdir::Error) -> Response {
     let status = match e.kind() {
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
         ErrorKind::Invalid => StatusCode::BAD_REQUEST,
@@ -177,7 +188,7 @@ fn cookie(headers: &HeaderMap) -> Option<String> {
 
 impl Page {
     /// The signed-in session of this request, or the page that says to sign in.
-    fn session(&self, headers: &HeaderMap) -> Result<Session, Response> {
+    pub(crate) fn session(&self, headers: &HeaderMap) -> Result<Session, Response> {
         let not_in = || {
             message_page(
                 None,
@@ -211,7 +222,11 @@ impl Page {
     }
 
     /// The session, and for a form its CSRF token checked.
-    fn session_for_form(&self, headers: &HeaderMap, csrf: &str) -> Result<Session, Response> {
+    pub(crate) fn session_for_form(
+        &self,
+        headers: &HeaderMap,
+        csrf: &str,
+    ) -> Result<Session, Response> {
         let s = self.session(headers)?;
         if !auth::same(&s.csrf, csrf) {
             return Err(message_page(
@@ -225,7 +240,7 @@ impl Page {
     }
 
     /// The memory, written by the signed-in person.
-    fn as_person(&self, s: &Session) -> Memory {
+    pub(crate) fn as_person(&self, s: &Session) -> Memory {
         s.mem
             .with_actor(memdir::Actor {
                 writer: s.person.clone(),
@@ -234,7 +249,7 @@ impl Page {
             .with_via(Some("web"))
     }
 
-    fn nav(&self, s: &Session) -> Nav {
+    pub(crate) fn nav(&self, s: &Session) -> Nav {
         let pending =
             s.mem.proposals().map_or(0, |p| p.len()) + s.mem.gate_pending().map_or(0, |g| g.len());
         Nav {
@@ -245,9 +260,21 @@ impl Page {
     }
 }
 
+/// A time as a person reads it, in the memory's time zone: `30 Nov 2026, 09:15 UTC`; the
+/// text as it was when it is not an RFC 3339 time.
+pub(crate) fn when(mem: &Memory, rfc3339: &str) -> String {
+    match rfc3339.parse::<jiff::Timestamp>() {
+        Ok(t) => t
+            .to_zoned_datetime(mem.clock().now().time_zone().clone())
+            .strftime("%-d %b %Y, %H:%M %Z")
+            .to_string(),
+        Err(_) => rfc3339.to_string(),
+    }
+}
+
 /// A 303 to a page of this site; `to` is built from encoded parts, and anything that still
 /// could not be a header value goes to the start page instead of failing.
-fn see_other(to: &str) -> Response {
+pub(crate) fn see_other(to: &str) -> Response {
     let value = HeaderValue::from_str(to).unwrap_or(HeaderValue::from_static("/ui/"));
     (StatusCode::SEE_OTHER, [(header::LOCATION, value)]).into_response()
 }
@@ -728,6 +755,8 @@ struct FilePage {
     frontmatter: Vec<(String, String)>,
     front_errors: Vec<String>,
     body: Body,
+    /// For a long file shown by sections: where this one is, and the links to its neighbours.
+    section: Option<SectionNav>,
     source: Option<String>,
     backlinks: Vec<LinkView>,
     last: Option<LastChange>,
@@ -744,16 +773,47 @@ async fn files_root(state: State<Page>, headers: HeaderMap) -> Response {
 }
 
 /// `?lines=1`: the file as numbered lines (`#L12` anchors), the view lint findings and search
-/// hits link to.
+/// hits link to; `at=N`: the section of a long file's lines that holds line N.
 #[derive(Deserialize, Default)]
 struct FileQuery {
     #[serde(default)]
     lines: Option<String>,
+    #[serde(default)]
+    at: Option<usize>,
 }
 
-/// The URL of `path` shown at `line`.
+/// The URL of `path` shown at `line`: the numbered view, at the section that holds it.
 fn line_href(path: &str, line: u64) -> String {
-    format!("/ui/files/{}?lines=1#L{line}", encode_path(path))
+    format!("/ui/files/{}?lines=1&at={line}#L{line}", encode_path(path))
+}
+
+/// The most text one section of a long file's lines shows, and the most lines: a page stays
+/// well under 100 KB of HTML whatever the file's size.
+const SECTION_BYTES: usize = 40_000;
+const SECTION_LINES: usize = 800;
+
+/// Where a long file's sections start (1-based line numbers), cut from the first line on, so
+/// a section is the same whichever line a link names.
+fn section_starts(text: &str) -> Vec<usize> {
+    let mut starts = vec![1];
+    let (mut bytes, mut lines) = (0, 0);
+    for (i, l) in text.lines().enumerate() {
+        if lines > 0 && (bytes + l.len() > SECTION_BYTES || lines == SECTION_LINES) {
+            starts.push(i + 1);
+            (bytes, lines) = (0, 0);
+        }
+        bytes += l.len() + 1;
+        lines += 1;
+    }
+    starts
+}
+
+/// Links between the sections of a long file.
+struct SectionNav {
+    /// `lines 801–1600 of 13,231`.
+    label: String,
+    prev: Option<String>,
+    next: Option<String>,
 }
 
 fn folder_page(p: &Page, s: &Session, path: &str) -> Out {
@@ -806,12 +866,12 @@ async fn files(
         if path.is_empty() || !is_file {
             return folder_page(&p, &s, &path);
         }
-        file_page(&p, &s, &path, q.lines.is_some())
+        file_page(&p, &s, &path, q.lines.is_some(), q.at.unwrap_or(1))
     })
     .await
 }
 
-fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
+fn file_page(p: &Page, s: &Session, path: &str, numbered: bool, at: usize) -> Out {
     let nav = || Some(p.nav(s));
     let bytes = s.mem.read(path).map_err(|e| engine_error(nav(), &e))?;
     let version = memdir::Version::of(&bytes).to_string();
@@ -822,10 +882,34 @@ fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
     let mut source = None;
     let mut backlinks = Vec::new();
     let is_log = path.starts_with(&format!("{}/", layout.log_dir));
+    let mut section = None;
     let body = if is_log || numbered {
+        // A long file is shown a section at a time, with links to the next and previous.
+        let starts = section_starts(&text);
+        let i = starts
+            .partition_point(|s| *s <= at.max(1))
+            .saturating_sub(1);
+        let (from, to) = (starts[i], starts.get(i + 1).copied());
+        if starts.len() > 1 {
+            let total = text.lines().count();
+            let href = |line: usize| {
+                let lines = if numbered { "lines=1&" } else { "" };
+                format!("/ui/files/{}?{lines}at={line}", encode_path(path))
+            };
+            section = Some(SectionNav {
+                label: format!(
+                    "lines {from}\u{2013}{} of {total}",
+                    to.map_or(total, |t| t - 1)
+                ),
+                prev: i.checked_sub(1).map(|j| href(starts[j])),
+                next: to.map(href),
+            });
+        }
         Body::Log(
             text.lines()
                 .enumerate()
+                .skip(from - 1)
+                .take(to.map_or(usize::MAX, |t| t - from))
                 .map(|(i, l)| LogLine {
                     number: i + 1,
                     external: is_log && l.contains(memdir_core::log::EXTERNAL_MARK),
@@ -881,7 +965,7 @@ fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
         .ok()
         .and_then(|h| h.into_iter().next())
         .map(|h| LastChange {
-            date: s.mem.clock().local_text(&h.date),
+            date: when(&s.mem, &h.date),
             writer: h.writer,
             summary: h.summary,
             source: h.source.unwrap_or_default(),
@@ -900,6 +984,7 @@ fn file_page(p: &Page, s: &Session, path: &str, numbered: bool) -> Out {
             frontmatter,
             front_errors,
             body,
+            section,
             source,
             backlinks,
             last,
@@ -1235,7 +1320,7 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
                 id: pr.id,
                 writer: pr.writer,
                 reason: pr.reason,
-                created: pr.created,
+                created: when(&s.mem, &pr.created),
                 diff: pr.diff,
             })
             .collect();
@@ -1245,7 +1330,7 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
             .map_err(|e| engine_error(nav(), &e))?
             .into_iter()
             .map(|g| GateView {
-                time: s.mem.clock().local(g.time),
+                time: when(&s.mem, &g.time.to_string()),
                 id: g.id,
                 kind: g.request.kind,
                 target: g.request.target,
@@ -1313,11 +1398,24 @@ async fn decide_proposal(
 impl Page {
     /// Records in the ledger a gate decision sent to the page by anything but a signed-in
     /// person (no session, another session's form, a bearer token, another origin), as the
-    /// engine records an agent's attempt. Only a memory of its own can record it: a service's
-    /// request without a session names no tenant.
-    fn record_refused_gate(&self, f: &DecideForm, why: &str) {
-        let Realm::One(mem) = &*self.realm else {
-            return;
+    /// engine records an agent's attempt. A service's request names its tenant only through
+    /// a session: with one (a form without its token, a bearer token or another origin beside
+    /// the cookie) the attempt goes to that tenant's ledger; without one it names no tenant,
+    /// and goes to the service's log instead.
+    fn record_refused_gate(&self, headers: &HeaderMap, f: &DecideForm, why: &str) {
+        let mem = match &*self.realm {
+            Realm::One(mem) => (**mem).clone(),
+            Realm::Service(svc) => match cookie(headers).map(|c| svc.session(&c)) {
+                Some(Ok(Some(s))) => s.mem,
+                _ => {
+                    tracing::warn!(
+                        "refused a gate decision for request {:?} sent to the page without a signed-in person ({}); it names no tenant, so no ledger records it",
+                        f.id.trim(),
+                        why.trim()
+                    );
+                    return;
+                }
+            },
         };
         let verdict = if f.action == "deny" {
             Verdict::Deny
@@ -1345,10 +1443,11 @@ pub(crate) async fn record_refused_gate(
     why: &'static str,
 ) {
     use axum::extract::FromRequest as _;
+    let headers = req.headers().clone();
     let Ok(Form(f)) = Form::<DecideForm>::from_request(req, &()).await else {
         return;
     };
-    let _ = tokio::task::spawn_blocking(move || page.record_refused_gate(&f, why)).await;
+    let _ = tokio::task::spawn_blocking(move || page.record_refused_gate(&headers, &f, why)).await;
 }
 
 async fn decide_gate(
@@ -1360,7 +1459,7 @@ async fn decide_gate(
         let s = match p.session_for_form(&headers, &f.csrf) {
             Ok(s) => s,
             Err(refusal) => {
-                p.record_refused_gate(&f, "no signed-in session with this form's token");
+                p.record_refused_gate(&headers, &f, "no signed-in session with this form's token");
                 return Err(refusal);
             }
         };
@@ -1431,6 +1530,26 @@ struct HitView {
     line: u64,
     text: String,
     score: String,
+    /// Why the line came: the nonzero parts of its score (ranked, semantic, hybrid modes).
+    why: Vec<(&'static str, String)>,
+    /// From an external source: shown as untrusted data, as the CLI fences it.
+    external: bool,
+}
+
+/// The nonzero parts of a ranked score, named as a person reads them.
+fn why_parts(why: Option<memdir::search::Why>) -> Vec<(&'static str, String)> {
+    let Some(w) = why else { return Vec::new() };
+    [
+        ("keyword", w.keyword),
+        ("meaning", w.meaning),
+        ("neighbour", w.neighbour),
+        ("day", w.day),
+        ("hint", w.hint),
+    ]
+    .into_iter()
+    .filter(|(_, v)| *v != 0.0)
+    .map(|(k, v)| (k, format!("{v:+.2}")))
+    .collect()
 }
 
 #[derive(Template)]
@@ -1484,9 +1603,11 @@ async fn search(
                             href: line_href(&h.path, h.line),
                             date: h.date.clone().unwrap_or_default(),
                             score: h.score.map(|s| format!("{s:.2}")).unwrap_or_default(),
+                            why: why_parts(h.why),
+                            external: h.external,
+                            text: markdown::visible_controls(&h.text).into_owned(),
                             path: h.path,
                             line: h.line,
-                            text: h.text,
                         })
                         .collect();
                 }
@@ -1531,18 +1652,45 @@ struct LintPage {
     errors: String,
     warnings: String,
     findings: Vec<FindingView>,
+    /// `findings 201–400 of 1,234`, when there is more than one page.
+    shown: Option<String>,
+    newer: Option<String>,
+    older: Option<String>,
 }
 
-async fn lint(State(p): State<Page>, headers: HeaderMap) -> Response {
+/// Findings per page of the lint view.
+const LINT_PAGE: usize = 200;
+
+#[derive(Deserialize)]
+struct PageQuery {
+    #[serde(default)]
+    page: usize,
+}
+
+async fn lint(State(p): State<Page>, headers: HeaderMap, Query(q): Query<PageQuery>) -> Response {
     blocking(move || {
         let s = p.session(&headers)?;
         let report = s
             .mem
             .lint()
             .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
+        let total = report.findings.len();
+        let page = q.page.min(total.saturating_sub(1) / LINT_PAGE);
+        let href = |n: usize| format!("/ui/lint?page={n}");
+        let shown = (total > LINT_PAGE).then(|| {
+            format!(
+                "findings {}\u{2013}{} of {total}",
+                page * LINT_PAGE + 1,
+                ((page + 1) * LINT_PAGE).min(total)
+            )
+        });
+        let newer = (page > 0).then(|| href(page - 1));
+        let older = ((page + 1) * LINT_PAGE < total).then(|| href(page + 1));
         let findings = report
             .findings
             .into_iter()
+            .skip(page * LINT_PAGE)
+            .take(LINT_PAGE)
             .map(|f| FindingView {
                 severity: match f.severity {
                     memdir::lint::Severity::Error => "error",
@@ -1564,6 +1712,9 @@ async fn lint(State(p): State<Page>, headers: HeaderMap) -> Response {
                 errors: plural(report.errors, "error", "errors"),
                 warnings: plural(report.warnings, "warning", "warnings"),
                 findings,
+                shown,
+                newer,
+                older,
             },
         ))
     })
@@ -1634,7 +1785,7 @@ fn history_href(path: Option<&str>, page: usize) -> String {
 fn change_view(mem: &Memory, h: memdir::provenance::HistoryEntry) -> ChangeView {
     ChangeView {
         short: h.commit.chars().take(10).collect(),
-        date: mem.clock().local_text(&h.date),
+        date: when(mem, &h.date),
         commit: h.commit,
         writer: h.writer,
         summary: h.summary,
@@ -1727,7 +1878,7 @@ async fn blame(State(p): State<Page>, headers: HeaderMap, Path(path): Path<Strin
                     short: l.commit.chars().take(10).collect(),
                     commit: l.commit,
                     writer: l.writer,
-                    date: l.date,
+                    date: when(&s.mem, &l.date),
                     reason: l.reason.unwrap_or_default(),
                     first,
                 }

@@ -11,7 +11,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::history::{Change as Record, History};
+use crate::history::{Change as Record, FileChange, History};
 use crate::provenance::{Actor, BlameLine, HAND_EDIT, HistoryEntry, apply};
 use crate::store::{LockGuard, LockName, StoreError};
 use memdir_core::path::MemPath;
@@ -390,6 +390,12 @@ pub(crate) fn blame(cx: &Ctx, path: &str) -> Result<Vec<BlameLine>, Error> {
         l.date = cx.clock().local_text(&l.date);
     }
     Ok(lines)
+}
+
+/// The files change `commit` (a prefix naming one) touched, each before and after it, with the
+/// change's full id: its diff, and any file as of any change.
+pub(crate) fn change_files(cx: &Ctx, commit: &str) -> Result<(String, Vec<FileChange>), Error> {
+    Ok(repo(cx)?.files_of(commit)?)
 }
 
 /// Reverts a commit with a new commit (recorded as `undo <commit id>`); returns the reverted

@@ -4,4 +4,4 @@
 
 pub use memdir_core::diff::{UndoConflict, carry_lines, merge_lines, undo_file};
 pub use memdir_folder::git::GitHistory;
-pub use memdir_store::history::{BlameLine, Change, Changes, History, HistoryEntry};
+pub use memdir_store::history::{BlameLine, Change, Changes, FileChange, History, HistoryEntry};

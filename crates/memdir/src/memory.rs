@@ -454,6 +454,15 @@ impl Memory {
         crate::change::undo(&self.cx, commit)
     }
 
+    /// The files change `commit` (a prefix naming one) touched, each before and after it, with
+    /// the change's full id: its diff, and any file as of any change.
+    pub fn change_files(
+        &self,
+        commit: &str,
+    ) -> Result<(String, Vec<crate::history::FileChange>), Error> {
+        crate::change::change_files(&self.cx, commit)
+    }
+
     /// Runs consolidation: see the module documentation.
     pub fn consolidate(&self, opts: &ConsolidateOptions) -> Result<ConsolidateReport, Error> {
         crate::consolidate::consolidate(&self.cx, opts)

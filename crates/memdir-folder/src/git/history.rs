@@ -17,7 +17,9 @@ fn git_warn(git: &Git, line: String) {
 }
 
 use memdir_core::forget::Forget;
-use memdir_store::history::{BlameLine, Change, Changes, ForgetReport, History, HistoryEntry};
+use memdir_store::history::{
+    BlameLine, Change, Changes, FileChange, ForgetReport, History, HistoryEntry,
+};
 
 /// History in a git repository at a folder's root.
 ///
@@ -423,6 +425,12 @@ impl History for GitHistory {
         let target = git.resolve(Some(id))?;
         let changes = git.revert_changes(target)?;
         Ok((target.to_string(), changes))
+    }
+
+    fn files_of(&self, id: &str) -> Result<(String, Vec<FileChange>), StoreError> {
+        let git = self.repo()?;
+        let target = git.resolve(Some(id))?;
+        Ok((target.to_string(), git.files_of(target)?))
     }
 }
 

@@ -20,7 +20,8 @@ use memdir_store::StoreError;
 use std::path::Path;
 
 use memdir_store::history::{
-    Actor, BlameLine, Changes, HAND_EDIT, HistoryEntry, REASON_TRAILER, SOURCE_TRAILER, Source,
+    Actor, BlameLine, Changes, FileChange, HAND_EDIT, HistoryEntry, REASON_TRAILER, SOURCE_TRAILER,
+    Source,
 };
 
 /// The message of a commit that records hand edits.
@@ -668,6 +669,46 @@ impl Git {
                 out.push((path, None));
             }
         }
+        Ok(out)
+    }
+
+    /// The files `commit` touched, each as it was in its parent and in the commit (`None`:
+    /// absent), in path order. The first commit is compared with nothing.
+    pub fn files_of(&self, commit: Oid) -> Result<Vec<FileChange>, StoreError> {
+        let target = self.repo.find_commit(commit).map_err(backend)?;
+        let tree = target.tree().map_err(backend)?;
+        let parent = match target.parent_count() {
+            0 => None,
+            _ => Some(target.parent(0).and_then(|p| p.tree()).map_err(backend)?),
+        };
+        let diff = self
+            .repo
+            .diff_tree_to_tree(parent.as_ref(), Some(&tree), None)
+            .map_err(backend)?;
+        let content = |f: git2::DiffFile<'_>| -> Result<Option<Vec<u8>>, StoreError> {
+            if !f.exists() {
+                return Ok(None);
+            }
+            let blob = self.repo.find_blob(f.id()).map_err(backend)?;
+            Ok(Some(blob.content().to_vec()))
+        };
+        let mut out = Vec::new();
+        for delta in diff.deltas() {
+            let (old, new) = (delta.old_file(), delta.new_file());
+            let path_str = new
+                .path()
+                .or(old.path())
+                .and_then(|p| p.to_str())
+                .unwrap_or_default();
+            let path = MemPath::parse_file(path_str)
+                .map_err(|e| StoreError::InvalidPath(e.to_string()))?;
+            out.push(FileChange {
+                path,
+                before: content(old)?,
+                after: content(new)?,
+            });
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
 }
