@@ -16,7 +16,7 @@
 //! ```
 
 use crate::path::MemPath;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
 
 /// What to forget.
 #[derive(Debug, Clone)]
@@ -67,7 +67,7 @@ impl Forget {
             );
         }
         let glob = glob
-            .map(|g| compile(g).map(|set| (g.to_string(), set)))
+            .map(|g| crate::path::path_glob(g).map(|set| (g.to_string(), set)))
             .transpose()?;
         Ok(Forget {
             target: Target::Lines {
@@ -177,25 +177,6 @@ fn remove_lines(bytes: &[u8], needle: &[u8]) -> Option<(Vec<u8>, usize)> {
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
-}
-
-/// A `--path` glob as search reads it: `notes/**`, `*.md`, or a folder meaning everything
-/// under it.
-fn compile(g: &str) -> Result<GlobSet, String> {
-    let g = g.trim_start_matches("./").trim_end_matches('/');
-    let bad =
-        |e: globset::Error| format!("bad --path glob {g:?}: {e}; use a glob like notes/** or *.md");
-    let mut set = GlobSetBuilder::new();
-    for pat in [g.to_string(), format!("{g}/**")] {
-        set.add(
-            GlobBuilder::new(&pat)
-                .literal_separator(false)
-                .backslash_escape(true)
-                .build()
-                .map_err(bad)?,
-        );
-    }
-    set.build().map_err(bad)
 }
 
 #[cfg(test)]

@@ -221,6 +221,27 @@ fn is_encoded_traversal(comp: &str) -> bool {
     decoded.split('/').any(|c| c == "..") || decoded.contains('/')
 }
 
+/// A `--path` glob as search and forget read it: `notes/**`, `*.md`, or a folder meaning
+/// everything under it (`/memories/` and `./` in front are the memory's root). The error is
+/// one line naming the glob.
+pub fn path_glob(g: &str) -> Result<globset::GlobSet, String> {
+    let g = g.trim_start_matches("/memories/").trim_start_matches("./");
+    let g = g.trim_end_matches('/');
+    let bad =
+        |e: globset::Error| format!("bad --path glob {g:?}: {e}; use a glob like notes/** or *.md");
+    let mut set = globset::GlobSetBuilder::new();
+    for pat in [g.to_string(), format!("{g}/**")] {
+        set.add(
+            globset::GlobBuilder::new(&pat)
+                .literal_separator(false)
+                .backslash_escape(true)
+                .build()
+                .map_err(bad)?,
+        );
+    }
+    set.build().map_err(bad)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 
 use super::SearchRequest;
 use crate::error::Error;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
 use jiff::civil::Date;
 use memdir_core::log::date_of_file_name;
 use memdir_core::path::MemPath;
@@ -127,24 +127,7 @@ impl Scope {
 }
 
 fn compile_glob(g: &str) -> Result<GlobSet, Error> {
-    let g = g.trim_start_matches("/memories/").trim_start_matches("./");
-    let g = g.trim_end_matches('/');
-    let bad = |e: globset::Error| {
-        Error::Invalid(format!(
-            "bad --path glob {g:?}: {e}; use a glob like notes/** or *.md"
-        ))
-    };
-    let mut set = GlobSetBuilder::new();
-    for pat in [g.to_string(), format!("{g}/**")] {
-        set.add(
-            GlobBuilder::new(&pat)
-                .literal_separator(false)
-                .backslash_escape(true)
-                .build()
-                .map_err(bad)?,
-        );
-    }
-    set.build().map_err(bad)
+    memdir_core::path::path_glob(g).map_err(Error::Invalid)
 }
 
 /// True if `bytes` hold U+212A KELVIN SIGN or U+017F LONG S, the two non-ASCII letters that
