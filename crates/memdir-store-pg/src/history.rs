@@ -241,13 +241,7 @@ impl Db {
         let tx = c.transaction().await.map_err(db_err)?;
         // One record at a time, and no tree change (a file made, removed or renamed) while it
         // reads: what it reads as "after" is what the next change's "before" starts from.
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(memdir.lock_key('history', $1, '')),
-                    pg_advisory_xact_lock(memdir.lock_key('tree', $1, ''))",
-            &[&self.tenant],
-        )
-        .await
-        .map_err(db_err)?;
+        lock_history_and_tree(&tx, &self.tenant).await?;
         // The touched files' rows are locked (in path order, as every writer locks them) so an
         // append under way either lands before this read or waits for the record.
         let rows = tx
@@ -671,13 +665,7 @@ impl Db {
     ) -> Result<ForgetReport, StoreError> {
         let mut c = self.conn().await?;
         let tx = c.transaction().await.map_err(db_err)?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(memdir.lock_key('history', $1, '')),
-                    pg_advisory_xact_lock(memdir.lock_key('tree', $1, ''))",
-            &[&self.tenant],
-        )
-        .await
-        .map_err(db_err)?;
+        lock_history_and_tree(&tx, &self.tenant).await?;
         let rows = tx
             .query(
                 "SELECT seq, encode(id, 'hex'), files, summary, reason FROM memdir.history
@@ -1038,4 +1026,20 @@ impl memdir_store::history::History for PgHistory {
         let id = id.to_string();
         self.bridge.run(async move { db.files_of(id).await })
     }
+}
+
+/// Takes, for the rest of `tx`, the tenant's history lock and its tree lock: one record (or
+/// rewrite) of history at a time, and no file made, removed or renamed meanwhile.
+async fn lock_history_and_tree(
+    tx: &tokio_postgres::Transaction<'_>,
+    tenant: &str,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(memdir.lock_key('history', $1, '')),
+                pg_advisory_xact_lock(memdir.lock_key('tree', $1, ''))",
+        &[&tenant],
+    )
+    .await
+    .map_err(db_err)?;
+    Ok(())
 }
