@@ -653,23 +653,18 @@ impl Git {
             .map_err(backend)?;
         let mut out = Vec::new();
         for delta in diff.deltas() {
-            let new = delta.new_file();
-            let old = delta.old_file();
-            let path_str = new
-                .path()
-                .or(old.path())
-                .and_then(|p| p.to_str())
-                .unwrap_or_default();
-            let path = MemPath::parse_file(path_str)
-                .map_err(|e| StoreError::InvalidPath(e.to_string()))?;
-            if new.exists() {
-                let blob = self.repo.find_blob(new.id()).map_err(backend)?;
-                out.push((path, Some(blob.content().to_vec())));
-            } else {
-                out.push((path, None));
-            }
+            out.push((delta_path(&delta)?, self.content(delta.new_file())?));
         }
         Ok(out)
+    }
+
+    /// A diff side's bytes, `None` where the file is absent on that side.
+    fn content(&self, f: git2::DiffFile<'_>) -> Result<Option<Vec<u8>>, StoreError> {
+        if !f.exists() {
+            return Ok(None);
+        }
+        let blob = self.repo.find_blob(f.id()).map_err(backend)?;
+        Ok(Some(blob.content().to_vec()))
     }
 
     /// The files `commit` touched, each as it was in its parent and in the commit (`None`:
@@ -685,27 +680,12 @@ impl Git {
             .repo
             .diff_tree_to_tree(parent.as_ref(), Some(&tree), None)
             .map_err(backend)?;
-        let content = |f: git2::DiffFile<'_>| -> Result<Option<Vec<u8>>, StoreError> {
-            if !f.exists() {
-                return Ok(None);
-            }
-            let blob = self.repo.find_blob(f.id()).map_err(backend)?;
-            Ok(Some(blob.content().to_vec()))
-        };
         let mut out = Vec::new();
         for delta in diff.deltas() {
-            let (old, new) = (delta.old_file(), delta.new_file());
-            let path_str = new
-                .path()
-                .or(old.path())
-                .and_then(|p| p.to_str())
-                .unwrap_or_default();
-            let path = MemPath::parse_file(path_str)
-                .map_err(|e| StoreError::InvalidPath(e.to_string()))?;
             out.push(FileChange {
-                path,
-                before: content(old)?,
-                after: content(new)?,
+                path: delta_path(&delta)?,
+                before: self.content(delta.old_file())?,
+                after: self.content(delta.new_file())?,
             });
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -729,6 +709,17 @@ fn unstage(index: &mut git2::Index, path: &str) {
     // Either may find nothing to remove: the path was never recorded.
     let _ = index.remove_path(p);
     let _ = index.remove_dir(p, 0);
+}
+
+/// The memory path a diff entry is about (its new path, or its old one when it was removed).
+fn delta_path(delta: &git2::DiffDelta<'_>) -> Result<MemPath, StoreError> {
+    let path = delta
+        .new_file()
+        .path()
+        .or(delta.old_file().path())
+        .and_then(|p| p.to_str())
+        .unwrap_or_default();
+    MemPath::parse_file(path).map_err(|e| StoreError::InvalidPath(e.to_string()))
 }
 
 #[cfg(test)]
