@@ -72,7 +72,7 @@ pub enum Corpus<'a> {
     /// the one search.
     Store {
         /// The store.
-        store: &'a dyn memdir_store::store::Store,
+        store: memdir_store::store::Reader<'a>,
         /// The folder the indexes are kept in, if the front end gave one.
         cache: Option<&'a std::path::Path>,
     },

@@ -705,7 +705,7 @@ mod tests {
         for _ in 0..60 {
             check(
                 Corpus::Store {
-                    store: &store,
+                    store: memdir_store::store::Reader::of(&store),
                     cache: None,
                 },
                 &query(&mut rng),

@@ -9,7 +9,7 @@ use jiff::civil::Date;
 use memdir_core::log::date_of_file_name;
 use memdir_core::path::MemPath;
 pub(crate) use memdir_folder::walk::{is_internal, open_file, visit};
-use memdir_store::store::Store;
+use memdir_store::store::Reader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -148,7 +148,7 @@ pub(crate) fn date_of(rel: &str) -> Option<Date> {
 
 /// Every file of a store in scope, in path order, read whole through the store: the corpus of
 /// a memory that has no local folder. A file removed between the listing and the read is gone.
-pub(crate) fn from_store(store: &dyn Store, scope: &Scope) -> Result<Vec<FileRef>, Error> {
+pub(crate) fn from_store(store: Reader<'_>, scope: &Scope) -> Result<Vec<FileRef>, Error> {
     let mut keep = |p: &MemPath| {
         let rel = p.as_str();
         !rel.split('/').any(is_internal) && scope.keeps(rel, date_of(rel))

@@ -38,6 +38,6 @@ pub use history::{Actor, History, Source};
 pub use in_memory::{InMemoryHistory, InMemoryStore};
 pub use keys::KeyStore;
 pub use store::{
-    Contents, Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Prefetched, Store,
-    StoreError, Version, Want,
+    Contents, Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Prefetched, Reader,
+    Store, StoreError, Version, Want,
 };

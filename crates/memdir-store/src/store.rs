@@ -386,6 +386,78 @@ pub trait Store: Locks {
     }
 }
 
+/// The reading half of a [`Store`]: what code that only reads is handed, so it cannot write.
+/// The engine hands its features this (a feature writes through its change), and search reads a
+/// store without a local folder through it. Cheap to copy.
+#[derive(Clone, Copy)]
+pub struct Reader<'a>(&'a dyn Store);
+
+impl<'a> Reader<'a> {
+    /// The reading half of `store`.
+    pub fn of(store: &'a dyn Store) -> Reader<'a> {
+        Reader(store)
+    }
+
+    /// [`Store::read`].
+    pub fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError> {
+        self.0.read(path)
+    }
+
+    /// [`Store::read_versioned`].
+    pub fn read_versioned(&self, path: &MemPath) -> Result<(Vec<u8>, Version), StoreError> {
+        self.0.read_versioned(path)
+    }
+
+    /// [`Store::list`].
+    pub fn list(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        self.0.list(dir)
+    }
+
+    /// [`Store::stat`].
+    pub fn stat(&self, path: &MemPath) -> Result<Option<Entry>, StoreError> {
+        self.0.stat(path)
+    }
+
+    /// [`Store::read_meta`].
+    pub fn read_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.read_meta(name)
+    }
+
+    /// [`Store::local_root`].
+    pub fn local_root(&self) -> Option<&'a std::path::Path> {
+        self.0.local_root()
+    }
+
+    /// [`Store::read_all`].
+    pub fn read_all(
+        &self,
+        keep: &mut dyn FnMut(&MemPath) -> bool,
+    ) -> Result<Vec<(MemPath, Vec<u8>)>, StoreError> {
+        self.0.read_all(keep)
+    }
+
+    /// [`Store::prefetch`].
+    pub fn prefetch(&self, wants: &[Want]) -> Prefetched {
+        self.0.prefetch(wants)
+    }
+
+    /// [`Store::walk`].
+    pub fn walk(&self, dir: &MemPath) -> Result<Vec<Entry>, StoreError> {
+        self.0.walk(dir)
+    }
+
+    /// [`Store::keys`].
+    pub fn keys(&self) -> Option<std::sync::Arc<dyn crate::keys::KeyStore>> {
+        self.0.keys()
+    }
+}
+
+impl std::fmt::Debug for Reader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reader")
+    }
+}
+
 /// A shared store is a store: handles (and decorators such as a service's quota) pass one on.
 impl Store for std::sync::Arc<dyn Store> {
     fn read(&self, path: &MemPath) -> Result<Vec<u8>, StoreError> {

@@ -642,7 +642,10 @@ struct Group {
 
 /// The notes by type, then by tag (a note without either is under neither).
 fn note_groups(mem: &Memory) -> Vec<Group> {
-    let Ok(files) = memdir::notes::scan(mem.store().as_ref(), &mem.layout()) else {
+    let Ok(files) = memdir::notes::scan(
+        memdir::store::Reader::of(mem.store().as_ref()),
+        &mem.layout(),
+    ) else {
         return Vec::new();
     };
     let mut by: std::collections::BTreeMap<String, Vec<Layer>> = Default::default();

@@ -7,6 +7,7 @@
 //! - A note moves to `archive/<its path>` (`notes/x.md` to `archive/notes/x.md`); when that name is
 //!   taken, to `archive/notes/x.<date>.md`, then `x.<date>-2.md` and so on. Moves never overwrite.
 
+use crate::change::Change;
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::layers::SweepReport;
@@ -32,13 +33,20 @@ pub fn is_expired(expires: Date, today: Date) -> bool {
     expires < today
 }
 
-/// Moves old state entries and expired notes into the archive, recording them in `report`.
-pub(crate) fn sweep(mem: &Ctx, dry_run: bool, report: &mut SweepReport) -> Result<(), Error> {
+/// Moves old state entries and expired notes into the archive, recording them in `report`;
+/// without a change (a dry run), only records what it would move.
+pub(crate) fn sweep(
+    mem: &Ctx,
+    tx: Option<&Change<'_>>,
+    report: &mut SweepReport,
+) -> Result<(), Error> {
     let today = mem.clock().now().date();
-    sweep_state(mem, today, dry_run, report)?;
-    sweep_notes(mem, today, dry_run, report)?;
-    if !dry_run && !report.archived_notes.is_empty() {
-        crate::index::refresh(mem)?;
+    sweep_state(mem, today, tx, report)?;
+    sweep_notes(mem, today, tx, report)?;
+    if let Some(tx) = tx
+        && !report.archived_notes.is_empty()
+    {
+        crate::index::refresh(tx)?;
     }
     Ok(())
 }
@@ -46,7 +54,7 @@ pub(crate) fn sweep(mem: &Ctx, dry_run: bool, report: &mut SweepReport) -> Resul
 fn sweep_state(
     mem: &Ctx,
     today: Date,
-    dry_run: bool,
+    tx: Option<&Change<'_>>,
     report: &mut SweepReport,
 ) -> Result<(), Error> {
     let ms = memdir_core::duration::parse_ttl(&mem.config().state.archive_after)
@@ -56,8 +64,8 @@ fn sweep_state(
         .checked_sub(jiff::Span::new().days(days))
         .unwrap_or(today);
     let path = MemPath::parse(STATE_FILE)?;
-    let _lock = mem.store().lock(LockName::File(&path))?;
-    let Some(text) = read_text(mem.store().as_ref(), &path)? else {
+    let _lock = tx.map(|tx| tx.lock(LockName::File(&path))).transpose()?;
+    let Some(text) = read_text(mem.store(), &path)? else {
         return Ok(());
     };
     let split = split_older_than(&text, cutoff);
@@ -67,22 +75,21 @@ fn sweep_state(
     let archive = state_archive_path(today);
     report.archived_state_entries = split.moved_entries;
     report.state_archive = Some(archive.clone());
-    if dry_run {
+    let Some(tx) = tx else {
         return Ok(());
-    }
-    mem.store()
-        .append(&MemPath::parse(&archive)?, split.moved.as_bytes())?;
-    mem.store().write(&path, split.kept.as_bytes())?;
+    };
+    tx.append(&MemPath::parse(&archive)?, split.moved.as_bytes())?;
+    tx.write(&path, split.kept.as_bytes())?;
     Ok(())
 }
 
 fn sweep_notes(
     mem: &Ctx,
     today: Date,
-    dry_run: bool,
+    tx: Option<&Change<'_>>,
     report: &mut SweepReport,
 ) -> Result<(), Error> {
-    let store = mem.store().as_ref();
+    let store = mem.store();
     for path in note_paths(store, &mem.layout())? {
         let Some(text) = read_text(store, &path)? else {
             continue;
@@ -94,8 +101,8 @@ fn sweep_notes(
             continue;
         }
         let to = free_archive_path(mem, &path, today)?;
-        if !dry_run {
-            store.rename(&path, &to)?;
+        if let Some(tx) = tx {
+            tx.rename(&path, &to)?;
         }
         report.archived_notes.push(Archived {
             from: path.to_string(),

@@ -11,9 +11,10 @@
 
 use crate::ctx::Ctx;
 use crate::error::Error;
+use crate::guard::Writer as GuardWriter;
 use crate::history::{Change as Record, FileChange, History};
 use crate::provenance::{Actor, BlameLine, HAND_EDIT, HistoryEntry, apply};
-use crate::store::{LockGuard, LockName, StoreError};
+use crate::store::{LockGuard, LockName, Precondition, Store, StoreError, Version};
 use memdir_core::path::MemPath;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -48,6 +49,15 @@ pub(crate) struct AppendIntent {
     pub(crate) entry: String,
 }
 
+/// The proof [`Ctx::writer`] asks for: only this file can make one, so a [`Change`] is the one
+/// handle in the engine that writes.
+pub(crate) struct Writes(());
+
+/// The store's writing half, for this file's journal and recovery.
+fn writer(cx: &Ctx) -> &dyn Store {
+    cx.writer(&Writes(()))
+}
+
 /// An open change; call [`Change::commit`] once the files are written. A change dropped without
 /// a commit (it failed part-way) still records what it wrote, by its writer.
 pub(crate) struct Change<'a> {
@@ -69,7 +79,17 @@ pub(crate) struct Change<'a> {
 /// committed, with or without history: it serialises writers, so what a change read is
 /// still current when it writes.
 pub(crate) fn begin<'a>(cx: &'a Ctx, op: &str, path: &str) -> Result<Change<'a>, Error> {
-    begin_with(cx, op, path, |_| Ok(None))
+    begin_with(cx, op, path, GuardWriter::Files, |_| Ok(None))
+}
+
+/// [`begin`] for a forget, whose paths pass no path guard (see [`Change::apply_forgotten`]).
+pub(crate) fn begin_forget<'a>(cx: &'a Ctx, op: &str, path: &str) -> Result<Change<'a>, Error> {
+    begin_with(cx, op, path, GuardWriter::Forget, |_| Ok(None))
+}
+
+/// [`begin`] for the gate's own changes to its ledger.
+pub(crate) fn begin_gate<'a>(cx: &'a Ctx, op: &str, path: &str) -> Result<Change<'a>, Error> {
+    begin_with(cx, op, path, GuardWriter::Gate, |_| Ok(None))
 }
 
 /// [`Memory::begin`] for a log append of `entry` to `file`: the journal records where the
@@ -80,7 +100,7 @@ pub(crate) fn begin_append<'a>(
     file: &MemPath,
     entry: &str,
 ) -> Result<Change<'a>, Error> {
-    begin_with(cx, op, file.as_str(), |mem| {
+    begin_with(cx, op, file.as_str(), GuardWriter::Files, |mem| {
         let offset = match mem.store().stat(file)? {
             Some(e) => e.size,
             None => 0,
@@ -97,20 +117,29 @@ fn begin_with<'a>(
     cx: &'a Ctx,
     op: &str,
     path: &str,
+    who: GuardWriter,
     append: impl FnOnce(&Ctx) -> Result<Option<AppendIntent>, Error>,
 ) -> Result<Change<'a>, Error> {
     cx.refuse_bad_config()?;
-    let lock = cx.store().lock(LockName::Git)?;
+    // The paths the change names pass the path guard before anything is written (each write
+    // passes it again, for the paths it names itself).
+    for p in path.split(" -> ") {
+        if let Ok(p) = MemPath::parse(p) {
+            crate::guard::path(cx, &p, who, || None)?;
+        }
+    }
+    let lock = writer(cx).lock(LockName::Git)?;
     // A change killed while writing its journal (or any of memdir's own files) leaves a
     // temp file there, and no journal to say so.
-    if let Err(e) = cx.store().clean_temp_files(&MemPath::root(), false) {
+    if let Err(e) = writer(cx).clean_temp_files(&MemPath::root(), false) {
         cx.warn(format!(
             "could not remove temp files of interrupted writes: {e}"
         ));
     }
-    recover(cx)?;
-    let history = cx.history_backend().cloned();
-    if let Some(h) = &history {
+    // Not yet journaled: dropped now, it records nothing.
+    let mut tx = unjournaled(cx, lock, op, path);
+    recover(&tx)?;
+    if let Some(h) = &tx.history {
         for p in path.split(" -> ") {
             if let Ok(p) = MemPath::parse_file(p) {
                 h.check_recordable(&p)?;
@@ -133,18 +162,25 @@ fn begin_with<'a>(
     };
     let json = serde_json::to_vec(&intent)
         .map_err(|e| Error::Store(StoreError::Backend(format!("journal: {e}"))))?;
-    cx.store().write_meta(JOURNAL, &json)?;
-    Ok(Change {
+    tx.write_meta(JOURNAL, &json)?;
+    tx.done = false;
+    Ok(tx)
+}
+
+/// A change holding the change lock whose journal is not written: it records nothing unless
+/// [`begin_with`] journals it. Recovery writes through one.
+fn unjournaled<'a>(cx: &'a Ctx, lock: Box<dyn LockGuard>, op: &str, path: &str) -> Change<'a> {
+    Change {
         cx,
-        history,
+        history: cx.history_backend().cloned(),
         op: op.to_string(),
         path: path.to_string(),
         reason: None,
         redacted: Vec::new(),
         lagging: false,
-        done: false,
+        done: true,
         _lock: lock,
-    })
+    }
 }
 
 fn keep_warnings(cx: &Ctx, h: &dyn History) {
@@ -155,7 +191,8 @@ fn keep_warnings(cx: &Ctx, h: &dyn History) {
 
 /// Finishes a change a killed process left in the journal (see the module docs). Runs
 /// under the change lock; a memory with no journal costs one small read.
-fn recover(cx: &Ctx) -> Result<(), Error> {
+fn recover(tx: &Change<'_>) -> Result<(), Error> {
+    let cx = tx.cx;
     let Some(bytes) = cx.store().read_meta(JOURNAL)? else {
         return Ok(());
     };
@@ -166,23 +203,23 @@ fn recover(cx: &Ctx) -> Result<(), Error> {
         cx.warn(format!(
             "ignored an unreadable .memdir/{JOURNAL} (a change was interrupted; what it wrote is recorded as a hand edit)"
         ));
-        cx.store().write_meta(JOURNAL, b"")?;
+        tx.write_meta(JOURNAL, b"")?;
         return Ok(());
     };
     if let Some(a) = &intent.append {
-        cut_torn_append(cx, a)?;
+        cut_torn_append(tx, a)?;
     }
     let path =
         MemPath::parse(intent.path.split(" -> ").next().unwrap_or_default()).unwrap_or_default();
     for dir in [path.parent().unwrap_or_default(), MemPath::root()] {
         // Cleaning up is never a reason to lock writers out.
-        if let Err(e) = cx.store().clean_temp_files(&dir, false) {
+        if let Err(e) = tx.clean_temp_files(&dir, false) {
             cx.warn(format!(
                 "could not remove temp files of an interrupted change: {e}"
             ));
         }
     }
-    if let Err(e) = crate::index::refresh(cx) {
+    if let Err(e) = crate::index::refresh(tx) {
         cx.warn(format!(
             "could not regenerate MEMORY.md after an interrupted change: {e}"
         ));
@@ -215,13 +252,14 @@ fn recover(cx: &Ctx) -> Result<(), Error> {
         "finished an interrupted change ({} {} by {}): recorded now",
         intent.op, intent.path, intent.writer
     ));
-    cx.store().write_meta(JOURNAL, b"")?;
+    tx.write_meta(JOURNAL, b"")?;
     Ok(())
 }
 
 /// Cuts a log file back to where an interrupted append began, unless the whole entry made
 /// it (then it stays: it may have been acknowledged).
-fn cut_torn_append(cx: &Ctx, a: &AppendIntent) -> Result<(), Error> {
+fn cut_torn_append(tx: &Change<'_>, a: &AppendIntent) -> Result<(), Error> {
+    let cx = tx.cx;
     let Ok(path) = MemPath::parse_file(&a.path) else {
         return Ok(());
     };
@@ -241,7 +279,7 @@ fn cut_torn_append(cx: &Ctx, a: &AppendIntent) -> Result<(), Error> {
     }
     // Only a prefix of this very entry is cut: anything else was written by someone else.
     if entry.starts_with(body) {
-        cx.store().write(&path, &bytes[..start])?;
+        tx.write(&path, &bytes[..start])?;
         cx.warn(format!(
             "cut back a log entry in {} that an interrupted append left half-written",
             a.path
@@ -258,13 +296,115 @@ pub(crate) fn heal_if_interrupted(cx: &Ctx) {
     if !pending {
         return;
     }
-    let healed = cx
-        .store()
+    let healed = writer(cx)
         .lock(LockName::Git)
         .map_err(Error::from)
-        .and_then(|_lock| recover(cx));
+        .and_then(|lock| recover(&unjournaled(cx, lock, "recover", "")));
     if let Err(e) = healed {
         cx.warn(format!("could not finish an interrupted change: {e}"));
+    }
+}
+
+/// Writing: every byte a feature stores goes through one of these, while the change holds the
+/// change lock and its journal says what it is doing.
+impl<'a> Change<'a> {
+    /// The context this change reads through.
+    pub(crate) fn cx(&self) -> &'a Ctx {
+        self.cx
+    }
+
+    fn store(&self) -> &'a dyn Store {
+        writer(self.cx)
+    }
+
+    /// Takes a lock (a file's, the index's, the ledger's) inside this change: always after the
+    /// change lock, so locks are taken in one order.
+    pub(crate) fn lock(&self, name: LockName<'_>) -> Result<Box<dyn LockGuard>, StoreError> {
+        self.store().lock(name)
+    }
+
+    /// The path guard ([`crate::guard::path`]) every write below runs first.
+    fn admit(&self, path: &MemPath, writer: GuardWriter) -> Result<(), Error> {
+        crate::guard::path(self.cx, path, writer, || {
+            self.cx.read_opt(path).ok().flatten()
+        })
+    }
+
+    /// [`Store::write_if`], after the path guard.
+    pub(crate) fn write_if(
+        &self,
+        path: &MemPath,
+        data: &[u8],
+        pre: &Precondition,
+    ) -> Result<Version, Error> {
+        self.admit(path, GuardWriter::Content)?;
+        Ok(self.store().write_if(path, data, pre)?)
+    }
+
+    /// [`Store::write`], after the path guard.
+    pub(crate) fn write(&self, path: &MemPath, data: &[u8]) -> Result<(), Error> {
+        self.admit(path, GuardWriter::Content)?;
+        Ok(self.store().write(path, data)?)
+    }
+
+    /// [`Store::append`], after the path guard.
+    pub(crate) fn append(&self, path: &MemPath, data: &[u8]) -> Result<(), Error> {
+        self.admit(path, GuardWriter::Content)?;
+        Ok(self.store().append(path, data)?)
+    }
+
+    /// [`Store::remove`], after the path guard.
+    pub(crate) fn remove(&self, path: &MemPath) -> Result<(), Error> {
+        self.admit(path, GuardWriter::Files)?;
+        Ok(self.store().remove(path)?)
+    }
+
+    /// [`Store::rename`], after the path guard (for both paths).
+    pub(crate) fn rename(&self, from: &MemPath, to: &MemPath) -> Result<(), Error> {
+        self.admit(from, GuardWriter::Files)?;
+        self.admit(to, GuardWriter::Files)?;
+        Ok(self.store().rename(from, to)?)
+    }
+
+    /// Puts each file back as given (`None`: removed): an undo, a restore, a forget. Every path
+    /// passes the guard before any is written.
+    pub(crate) fn apply(&self, changes: &[(MemPath, Option<Vec<u8>>)]) -> Result<(), Error> {
+        for (path, _) in changes {
+            self.admit(path, GuardWriter::Files)?;
+        }
+        Ok(apply(self.store(), changes)?)
+    }
+
+    /// Puts back what a forget left of each file (`None`: removed). A forget is the user's and
+    /// takes the content out of whatever file holds it, as it does from history, so it passes
+    /// no path guard.
+    pub(crate) fn apply_forgotten(
+        &self,
+        changes: &[(MemPath, Option<Vec<u8>>)],
+    ) -> Result<(), Error> {
+        Ok(apply(self.store(), changes)?)
+    }
+
+    /// Writes a generated index (`MEMORY.md`, a folder's index): for the index code only.
+    pub(crate) fn write_index(&self, path: &MemPath, data: &[u8]) -> Result<(), Error> {
+        self.admit(path, GuardWriter::Index)?;
+        Ok(self.store().write(path, data)?)
+    }
+
+    /// Appends to the gates' ledger: for the gate only.
+    pub(crate) fn append_ledger(&self, path: &MemPath, data: &[u8]) -> Result<(), Error> {
+        self.admit(path, GuardWriter::Gate)?;
+        Ok(self.store().append(path, data)?)
+    }
+
+    /// [`Store::clean_temp_files`].
+    pub(crate) fn clean_temp_files(&self, dir: &MemPath, deep: bool) -> Result<usize, StoreError> {
+        self.store().clean_temp_files(dir, deep)
+    }
+
+    /// [`Store::write_meta`]: one of memdir's own files.
+    pub(crate) fn write_meta(&self, name: &str, data: &[u8]) -> Result<(), StoreError> {
+        self.store().write_meta(name, data)
     }
 }
 
@@ -340,7 +480,7 @@ impl Change<'_> {
         if self.lagging {
             return;
         }
-        if let Err(e) = mem.store().write_meta(JOURNAL, b"") {
+        if let Err(e) = writer(mem).write_meta(JOURNAL, b"") {
             mem.warn(format!(
                 "could not clear .memdir/{JOURNAL} ({e}): the next change finishes it"
             ));
@@ -412,10 +552,7 @@ pub(crate) fn undo(cx: &Ctx, commit: Option<&str>) -> Result<String, Error> {
         None => step_back(&history.history(None, 1000)?)?,
     };
     let (id, changes) = history.revert(&target)?;
-    for (path, _) in &changes {
-        crate::gates::refuse_gate_files(cx, path)?;
-    }
-    apply(cx.store().as_ref(), &changes)?;
+    tx.apply(&changes)?;
     let reason = format!("undo {}", id.get(..10).unwrap_or(&id));
     tx.default_reason(reason)
         .recorded_as("undo", &id)

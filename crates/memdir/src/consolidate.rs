@@ -177,7 +177,7 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
     };
 
     // The logs: every file of the window, in date order, then path order.
-    let store = cx.store().as_ref();
+    let store = cx.store();
     let mut files: Vec<(Date, MemPath)> = match store.list(&MemPath::parse(cx.layout().log_dir)?) {
         Ok(v) => v,
         Err(StoreError::NotFound(_)) => Vec::new(),
@@ -412,17 +412,19 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
             continue;
         }
         let evidence: Vec<String> = f.evidence.iter().map(ToString::to_string).collect();
-        let id = if opts.dry_run {
-            None
-        } else {
-            let id = crate::proposals::write_proposal_with(
-                &cx.with_reason(Some(&f.reason)),
-                &core,
-                new_core,
-                evidence.clone(),
-            )?;
-            state.proposed.push(f.key.clone());
-            Some(id)
+        let id = match &tx {
+            None => None,
+            Some(tx) => {
+                let id = crate::proposals::write_proposal_with(
+                    tx,
+                    &crate::guard::reason(cx, &f.reason),
+                    &core,
+                    new_core,
+                    evidence.clone(),
+                )?;
+                state.proposed.push(f.key.clone());
+                Some(id)
+            }
         };
         proposals.push(Proposed {
             id,
@@ -456,14 +458,14 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
             text.push_str(&format!("# Consolidation {today}\n"));
         }
         text.push_str(&render(&report, &now.strftime("%H:%M").to_string()));
-        store.append(&p, text.as_bytes())?;
+        tx.append(&p, text.as_bytes())?;
         report.report = Some(path);
         let skip = state.proposed.len().saturating_sub(REMEMBERED);
         state.proposed.drain(..skip);
         state.last_run = Some(today.to_string());
         let bytes = serde_json::to_vec_pretty(&state)
             .map_err(|e| Error::Invalid(format!("cannot record the run: {e}")))?;
-        store.write_meta(STATE_META, &bytes)?;
+        tx.write_meta(STATE_META, &bytes)?;
         tx.commit()?;
     }
     Ok(report)

@@ -1,12 +1,17 @@
 //! `Ctx`: all a feature may read (the store, the history, the settings and layout, the clock,
 //! who is writing and why, the search context) and the warnings it leaves for the front end.
 //! Features are functions over a `Ctx`; the [`crate::Memory`] facade hands it to them.
+//!
+//! A `Ctx` reads: [`Ctx::store`] is the store's reading half. The one handle that writes is a
+//! [`Change`](crate::change::Change): only `change.rs` can ask for the writing half
+//! ([`Ctx::writer`] takes a proof only it can make), so every byte a feature stores goes through
+//! a change's lock, journal, guard and commit.
 
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::history::History;
 use crate::provenance::Actor;
-use crate::store::{Entry, Precondition, Store, StoreError, Version};
+use crate::store::{Entry, Precondition, Reader, Store, StoreError, Version};
 use memdir_core::config::Config;
 use memdir_core::host::FolderLayout;
 use memdir_core::path::MemPath;
@@ -20,7 +25,8 @@ const MAX_WARNINGS: usize = 64;
 /// Cloning is cheap.
 #[derive(Clone)]
 pub(crate) struct Ctx {
-    pub(crate) store: Arc<dyn Store>,
+    /// Private: features read through [`Ctx::store`] and write through a change.
+    store: Arc<dyn Store>,
     pub(crate) history: Option<Arc<dyn History>>,
     pub(crate) config: Config,
     pub(crate) clock: Clock,
@@ -165,8 +171,51 @@ impl Ctx {
         }
     }
 
-    /// The store underneath.
-    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+    /// A context over `store`, with the defaults of everything else.
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        history: Option<Arc<dyn History>>,
+        vectors: Option<Arc<dyn crate::vectors::VectorStore>>,
+        config: Config,
+        config_error: Option<String>,
+        clock: Clock,
+        warnings: Arc<std::sync::Mutex<Vec<String>>>,
+    ) -> Ctx {
+        Ctx {
+            store,
+            history,
+            config,
+            clock,
+            embedder: Arc::default(),
+            warm: None,
+            search_cache: None,
+            gate_keys: None,
+            vectors,
+            actor: Actor::default(),
+            reason: None,
+            via: None,
+            expect: Precondition::Any,
+            force: false,
+            agent_surface: false,
+            warnings,
+            config_error,
+        }
+    }
+
+    /// The store's reading half: a feature writes through its [`Change`](crate::change::Change).
+    pub(crate) fn store(&self) -> Reader<'_> {
+        Reader::of(self.store.as_ref())
+    }
+
+    /// The store's writing half, for `change.rs` alone: [`crate::change::Writes`] cannot be
+    /// made anywhere else.
+    pub(crate) fn writer(&self, _proof: &crate::change::Writes) -> &dyn Store {
+        self.store.as_ref()
+    }
+
+    /// The whole store, for the facade to hand front ends (their own files under `.memdir/`,
+    /// copies between stores): [`crate::memory::Facade`] cannot be made outside `memory.rs`.
+    pub(crate) fn backend_store(&self, _proof: &crate::memory::Facade) -> &Arc<dyn Store> {
         &self.store
     }
 
@@ -223,7 +272,7 @@ impl Ctx {
             corpus: match self.store.local_root() {
                 Some(root) => Corpus::Folder(root),
                 None => Corpus::Store {
-                    store: self.store.as_ref(),
+                    store: self.store(),
                     cache: self.search_cache.as_deref(),
                 },
             },

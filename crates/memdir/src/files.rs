@@ -11,7 +11,7 @@ use memdir_core::path::MemPath;
 /// A file's version: its git blob id (as `git hash-object` prints), or `None` if absent.
 pub(crate) fn version(cx: &Ctx, path: &str) -> Result<Option<String>, Error> {
     let p = MemPath::parse_file(path)?;
-    match cx.store.read(&p) {
+    match cx.store().read(&p) {
         Ok(b) => Ok(Some(Version::of(&b).to_string())),
         Err(StoreError::NotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),
@@ -21,30 +21,29 @@ pub(crate) fn version(cx: &Ctx, path: &str) -> Result<Option<String>, Error> {
 /// Reads a file's bytes.
 pub(crate) fn read(cx: &Ctx, path: &str) -> Result<Vec<u8>, Error> {
     let p = MemPath::parse_file(path)?;
-    Ok(cx.store.read(&p)?)
+    Ok(cx.store().read(&p)?)
 }
 
 /// Creates or replaces a file. `core.md` is checked against its cap and the core policy first.
 pub(crate) fn write(cx: &Ctx, path: &str, content: &str) -> Result<Outcome, Error> {
     let p = MemPath::parse_file(path)?;
-    crate::gates::refuse_gate_files(cx, &p)?;
     let guarded = crate::guard::content(cx, p.as_str(), content, None)?;
     let content = &*guarded.text;
     refuse_hiding_ignore(cx, &p, content)?;
     let mut tx = crate::change::begin(cx, "write", p.as_str())?.redacted(&guarded.redacted);
     let core_file = cx.core_file();
     if p.as_str() == core_file {
-        let _lock = cx.store.lock(LockName::File(&p))?;
+        let _lock = tx.lock(LockName::File(&p))?;
         let current = cx.read_opt(&p)?;
         cx.check_base(&p, current.as_deref().map(str::as_bytes))?;
         let current = current.unwrap_or_default();
         cx.config.core.cap().check(core_file, &current, content)?;
         if !crate::proposals::gate_core(cx, &current, content)? {
-            let id = crate::proposals::write_proposal(cx, &current, content)?;
+            let id = crate::proposals::write_proposal(&tx, &current, content)?;
             tx.recorded_as("propose", core_file).commit()?;
             return Ok(proposed(core_file, id));
         }
-        cx.store.write_if(&p, content.as_bytes(), &cx.expect)?;
+        tx.write_if(&p, content.as_bytes(), &cx.expect)?;
     } else {
         let current = if cx.expect != Precondition::Any || crate::trust::needs_current(cx, &p) {
             cx.read_bytes_opt(&p)?
@@ -56,9 +55,9 @@ pub(crate) fn write(cx: &Ctx, path: &str, content: &str) -> Result<Outcome, Erro
         }
         let current = current.map(|b| String::from_utf8_lossy(&b).into_owned());
         let content = &crate::trust::label(cx, &p, current.as_deref(), content)?;
-        match crate::notes::write_hook(cx, &p, content, false, &cx.expect) {
+        match crate::notes::write_hook(&tx, &p, content, false, &cx.expect) {
             Some(done) => applied_anyway(cx, &mut tx, &p, content, done)?,
-            None => drop(cx.store.write_if(&p, content.as_bytes(), &cx.expect)?),
+            None => drop(tx.write_if(&p, content.as_bytes(), &cx.expect)?),
         }
     }
     tx.commit()?;
@@ -69,7 +68,6 @@ pub(crate) fn write(cx: &Ctx, path: &str, content: &str) -> Result<Outcome, Erro
 /// the new bytes only, at the version the caller read.
 pub(crate) fn append(cx: &Ctx, path: &str, text: &str) -> Result<(), Error> {
     let p = MemPath::parse_file(path)?;
-    crate::gates::refuse_gate_files(cx, &p)?;
     crate::trust::refuse_append(cx, &p)?;
     let guarded = crate::guard::content(cx, p.as_str(), text, None)?;
     let tx =
@@ -77,7 +75,7 @@ pub(crate) fn append(cx: &Ctx, path: &str, text: &str) -> Result<(), Error> {
     if cx.expect != Precondition::Any {
         cx.check_base(&p, cx.read_bytes_opt(&p)?.as_deref())?;
     }
-    cx.store.append(&p, guarded.text.as_bytes())?;
+    tx.append(&p, guarded.text.as_bytes())?;
     tx.commit()
 }
 
@@ -92,7 +90,7 @@ fn refuse_hiding_ignore(cx: &Ctx, p: &MemPath, content: &str) -> Result<(), Erro
     };
     let dir = p.parent().unwrap_or_default();
     let mut paths: Vec<String> = cx
-        .store
+        .store()
         .walk(&dir)?
         .into_iter()
         .filter(|e| e.path != *p)
@@ -170,10 +168,9 @@ pub(crate) fn edit(cx: &Ctx, path: &str, old: &str, new: &str) -> Result<Outcome
 /// index update and history record as [`Memory::edit`]. Returns what was done, in one line.
 pub(crate) fn edit_with(cx: &Ctx, path: &str, op: &EditOp<'_>) -> Result<Outcome<String>, Error> {
     let p = MemPath::parse_file(path)?;
-    crate::gates::refuse_gate_files(cx, &p)?;
     let mut tx = crate::change::begin(cx, "edit", p.as_str())?;
-    let _lock = cx.store.lock(LockName::File(&p))?;
-    let (bytes, read_version) = cx.store.read_versioned(&p)?;
+    let _lock = tx.lock(LockName::File(&p))?;
+    let (bytes, read_version) = cx.store().read_versioned(&p)?;
     cx.check_base(&p, Some(&bytes))?;
     // The replacement goes only over the version the edit was computed from.
     let pre = Precondition::Matches(read_version);
@@ -196,16 +193,16 @@ pub(crate) fn edit_with(cx: &Ctx, path: &str, op: &EditOp<'_>) -> Result<Outcome
     if p.as_str() == core_file {
         cx.config.core.cap().check(core_file, &text, &updated)?;
         if !crate::proposals::gate_core(cx, &text, &updated)? {
-            let id = crate::proposals::write_proposal(cx, &text, &updated)?;
+            let id = crate::proposals::write_proposal(&tx, &text, &updated)?;
             tx.recorded_as("propose", core_file).commit()?;
             return Ok(proposed(core_file, id));
         }
     }
     refuse_hiding_ignore(cx, &p, &updated)?;
     let updated = crate::trust::label(cx, &p, Some(&text), &updated)?;
-    match crate::notes::write_hook(cx, &p, &updated, true, &pre) {
+    match crate::notes::write_hook(&tx, &p, &updated, true, &pre) {
         Some(done) => applied_anyway(cx, &mut tx, &p, &updated, done)?,
-        None => drop(cx.store.write_if(&p, updated.as_bytes(), &pre)?),
+        None => drop(tx.write_if(&p, updated.as_bytes(), &pre)?),
     }
     tx.commit()?;
     Ok(Outcome::Done(summary))
@@ -214,10 +211,10 @@ pub(crate) fn edit_with(cx: &Ctx, path: &str, op: &EditOp<'_>) -> Result<Outcome
 /// Lists a folder (or describes one file).
 pub(crate) fn ls(cx: &Ctx, path: &str) -> Result<Vec<Entry>, Error> {
     let p = MemPath::parse(path)?;
-    match cx.store.stat(&p)? {
+    match cx.store().stat(&p)? {
         None => Err(Error::NotFound(format!("{} does not exist", display(&p)))),
         Some(e) if e.kind == EntryKind::File => Ok(vec![e]),
-        Some(_) => Ok(cx.store.list(&p)?),
+        Some(_) => Ok(cx.store().list(&p)?),
     }
 }
 
@@ -227,18 +224,17 @@ pub(crate) fn rm(cx: &Ctx, path: &str) -> Result<(), Error> {
     if p.is_root() {
         return Err(Error::Invalid("cannot delete the memory root".into()));
     }
-    crate::gates::refuse_gate_files(cx, &p)?;
     let tx = crate::change::begin(cx, "rm", p.as_str())?;
     if p.as_str() == cx.core_file() {
         crate::proposals::refuse_core_move_unless_user(cx)?;
     }
     // A note's text, for the index to drop its line without reading every note.
-    let gone = match cx.store.stat(&p)? {
+    let gone = match cx.store().stat(&p)? {
         Some(e) if e.kind == EntryKind::File && p.as_str().ends_with(".md") => cx.read_opt(&p)?,
         _ => None,
     };
-    cx.store.remove(&p)?;
-    crate::notes::after_change(cx, &[&p], gone.as_deref())?;
+    tx.remove(&p)?;
+    crate::notes::after_change(&tx, &[&p], gone.as_deref())?;
     tx.commit()
 }
 
@@ -249,38 +245,36 @@ pub(crate) fn mv(cx: &Ctx, from: &str, to: &str) -> Result<(), Error> {
     if f.is_root() || t.is_root() {
         return Err(Error::Invalid("cannot move the memory root".into()));
     }
-    crate::gates::refuse_gate_files(cx, &f)?;
-    crate::gates::refuse_gate_files(cx, &t)?;
     let tx = crate::change::begin(cx, "mv", &format!("{f} -> {t}"))?;
     let core_file = cx.core_file();
     // The moved file's text, when it is one file: the index updates from it.
     let moved = if t.as_str() == core_file {
-        let _lock = cx.store.lock(LockName::File(&t))?;
+        let _lock = tx.lock(LockName::File(&t))?;
         crate::proposals::refuse_core_move_unless_user(cx)?;
         let incoming = cx.read_opt(&f)?.unwrap_or_default();
         cx.config.core.cap().check(core_file, "", &incoming)?;
-        cx.store.rename(&f, &t)?;
+        tx.rename(&f, &t)?;
         None
     } else {
         if f.as_str() == core_file {
             crate::proposals::refuse_core_move_unless_user(cx)?;
         }
-        let text = match cx.store.stat(&f)? {
+        let text = match cx.store().stat(&f)? {
             Some(e) if e.kind == EntryKind::File => cx.read_opt(&f)?,
             _ => None,
         };
         let remark = crate::trust::check_move(cx, &f, &t, text.as_deref())?;
-        crate::index::check_move(cx, &f, &t, text.as_deref())?;
-        cx.store.rename(&f, &t)?;
+        crate::index::check_move(&tx, &f, &t, text.as_deref())?;
+        tx.rename(&f, &t)?;
         if remark && let Some(text) = &text {
             let marked = crate::trust::mark(&cx.layout(), &t, text);
             if marked != text.as_str() {
-                cx.store.write(&t, marked.as_bytes())?;
+                tx.write(&t, marked.as_bytes())?;
             }
         }
         text
     };
-    crate::notes::after_change(cx, &[&f, &t], moved.as_deref())?;
+    crate::notes::after_change(&tx, &[&f, &t], moved.as_deref())?;
     tx.commit()
 }
 

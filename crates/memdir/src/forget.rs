@@ -18,7 +18,7 @@
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::history::Change;
-use crate::provenance::{Source, apply};
+use crate::provenance::Source;
 use crate::store::EntryKind;
 use memdir_core::forget::{Forget, Scrub};
 use memdir_core::path::MemPath;
@@ -173,9 +173,9 @@ pub(crate) fn forget(
     }
     // The person's reason goes into the recorded summary, after the counts.
     let plain = mem.with_reason(None);
-    let tx = crate::change::begin(&plain, "forget", &path)?;
-    apply(mem.store().as_ref(), &changes)?;
-    if let Err(e) = crate::index::refresh(mem) {
+    let tx = crate::change::begin_forget(&plain, "forget", &path)?;
+    tx.apply_forgotten(&changes)?;
+    if let Err(e) = crate::index::refresh(&tx) {
         mem.warn(format!("could not regenerate MEMORY.md after forget: {e}"));
     }
     let report = match &history {
@@ -216,7 +216,7 @@ fn refuse(mem: &Ctx, path: &str) -> Error {
     if let Some(h) = mem.history_backend() {
         let record = || -> Result<Option<String>, Error> {
             let plain = mem.with_reason(None);
-            let _tx = crate::change::begin(&plain, "forget refused", path)?;
+            let _tx = crate::change::begin_forget(&plain, "forget refused", path)?;
             Ok(h.record_empty(&Change {
                 op: "forget refused",
                 path,

@@ -10,6 +10,7 @@
 //! token of a pending request is kept in `.memdir/gate-<id>.token` (never served to an agent) so
 //! `gate status` can hand it over once a person approves.
 
+use crate::change::Change;
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::provenance::Source;
@@ -17,9 +18,9 @@ use crate::store::{EntryKind, LockName, StoreError};
 use jiff::ToSpan;
 use memdir_core::context::Section;
 use memdir_core::gates::{
-    ChainBreak, Decision, Event, GATES_DIR, GENESIS, GateFile, Head, HeadCheck, LEDGER_DIR,
-    LedgerEntry, POLICY_FILE, Policy, Request, RequestState, check_head, decide, gate_file, is_id,
-    read_chain, requests, seal, sha256_hex, token, token_id,
+    ChainBreak, Decision, Event, GENESIS, Head, HeadCheck, LEDGER_DIR, LedgerEntry, POLICY_FILE,
+    Policy, Request, RequestState, check_head, decide, is_id, read_chain, requests, seal,
+    sha256_hex, token, token_id,
 };
 use memdir_core::path::MemPath;
 use serde::Serialize;
@@ -142,23 +143,6 @@ fn one_line(field: &str, s: &str) -> Result<String, Error> {
     Ok(s.to_string())
 }
 
-/// Refuses a change through memdir to the gates' files: the ledger (`gates/`) is written
-/// only by the gate itself, and `gates.toml` only by the user, never from an agent surface.
-pub(crate) fn refuse_gate_files(cx: &Ctx, p: &MemPath) -> Result<(), Error> {
-    match gate_file(p) {
-        None => Ok(()),
-        Some(GateFile::Ledger) => Err(Error::Invalid(format!(
-            "{GATES_DIR}/ holds the gates' append-only ledger: only `memdir gate` writes it; nothing there can be written, moved or deleted"
-        ))),
-        Some(GateFile::Policy) if cx.is_agent_surface() || cx.actor().source != Source::User => {
-            Err(Error::Invalid(format!(
-                "{POLICY_FILE} is the action gates' policy: only the user may change it (with an editor, or memdir from a terminal); ask the user"
-            )))
-        }
-        Some(GateFile::Policy) => Ok(()),
-    }
-}
-
 fn load_ledger(cx: &Ctx) -> Result<Ledger, Error> {
     let dir = MemPath::parse(LEDGER_DIR)?;
     let listed = match cx.store().list(&dir) {
@@ -207,7 +191,8 @@ fn load_ledger(cx: &Ctx) -> Result<Ledger, Error> {
 
 /// Appends one entry, sealed onto the chain, to today's day file (or the newest one, should
 /// the clock have gone back), then records the new head.
-fn append_entry(cx: &Ctx, ledger: &mut Ledger, mut e: LedgerEntry) -> Result<(), Error> {
+fn append_entry(tx: &Change<'_>, ledger: &mut Ledger, mut e: LedgerEntry) -> Result<(), Error> {
+    let cx = tx.cx();
     let now = cx.clock().now();
     let (seq, prev) = ledger
         .entries
@@ -236,14 +221,13 @@ fn append_entry(cx: &Ctx, ledger: &mut Ledger, mut e: LedgerEntry) -> Result<(),
             "the gate ledger is sealed with a key in the user's state folder, which this process cannot see: run memdir with HOME (or XDG_STATE_HOME) set".into(),
         ));
     }
-    cx.store()
-        .append(&MemPath::parse(&file)?, line.as_bytes())?;
+    tx.append_ledger(&MemPath::parse(&file)?, line.as_bytes())?;
     let head = Head {
         seq: e.seq,
         seal: key.as_deref().map(|k| seal(k, e.seq, &e.hash)),
         hash: e.hash.clone(),
     };
-    cx.store().write_meta(HEAD_META, head.render().as_bytes())?;
+    tx.write_meta(HEAD_META, head.render().as_bytes())?;
     remember_head(cx, &head)?;
     ledger.last_file = Some(file);
     ledger.entries.push(e);
@@ -366,10 +350,8 @@ pub(crate) fn gate_request(cx: &Ctx, req: &Request) -> Result<Answer, Error> {
         target,
         amount: req.amount,
     };
-    let tx = crate::change::begin(cx, "gate request", LEDGER_DIR)?;
-    let _lock = cx
-        .store()
-        .lock(LockName::File(&MemPath::parse(LEDGER_DIR)?))?;
+    let tx = crate::change::begin_gate(cx, "gate request", LEDGER_DIR)?;
+    let _lock = tx.lock(LockName::File(&MemPath::parse(LEDGER_DIR)?))?;
     let mut ledger = load_ledger(cx)?;
     if let Some(b) = &ledger.broken {
         return Ok(Answer::Denied {
@@ -411,10 +393,9 @@ pub(crate) fn gate_request(cx: &Ctx, req: &Request) -> Result<Answer, Error> {
     if decision == Decision::Pending
         && let Some(t) = &tok
     {
-        cx.store()
-            .write_meta(&format!("gate-{id}.token"), t.as_bytes())?;
+        tx.write_meta(&format!("gate-{id}.token"), t.as_bytes())?;
     }
-    append_entry(cx, &mut ledger, e)?;
+    append_entry(&tx, &mut ledger, e)?;
     drop(_lock);
     tx.commit()?;
     Ok(match decision {
@@ -494,10 +475,8 @@ pub(crate) fn gate_status(cx: &Ctx, id: &str) -> Result<Answer, Error> {
 /// The executor's check: `Ok` exactly once for a token issued for this kind, target and
 /// amount, while it is valid; the use is recorded. Every refusal is recorded too.
 pub(crate) fn gate_check(cx: &Ctx, presented: &str, req: &Request) -> Result<RequestState, Error> {
-    let tx = crate::change::begin(cx, "gate check", LEDGER_DIR)?;
-    let lock = cx
-        .store()
-        .lock(LockName::File(&MemPath::parse(LEDGER_DIR)?))?;
+    let tx = crate::change::begin_gate(cx, "gate check", LEDGER_DIR)?;
+    let lock = tx.lock(LockName::File(&MemPath::parse(LEDGER_DIR)?))?;
     let mut ledger = load_ledger(cx)?;
     if let Some(b) = &ledger.broken {
         return Err(Error::Invalid(format!(
@@ -573,13 +552,13 @@ pub(crate) fn gate_check(cx: &Ctx, presented: &str, req: &Request) -> Result<Req
     let result = match verdict {
         Ok(r) => {
             let e = entry(cx, Event::Use, &r.id);
-            append_entry(cx, &mut ledger, e)?;
+            append_entry(&tx, &mut ledger, e)?;
             Ok(r)
         }
         Err((id, rule)) => {
             let mut e = entry(cx, Event::Refused, &id);
             e.rule = Some(format!("check {rule}"));
-            append_entry(cx, &mut ledger, e)?;
+            append_entry(&tx, &mut ledger, e)?;
             Err(Error::Invalid(rule))
         }
     };
@@ -610,10 +589,8 @@ pub(crate) fn gate_decide(
             "{id:?} is not a gate request id (like 20261201-0a1b2c3d): list them with `memdir gate pending`"
         )));
     }
-    let tx = crate::change::begin(cx, "gate decide", LEDGER_DIR)?;
-    let lock = cx
-        .store()
-        .lock(LockName::File(&MemPath::parse(LEDGER_DIR)?))?;
+    let tx = crate::change::begin_gate(cx, "gate decide", LEDGER_DIR)?;
+    let lock = tx.lock(LockName::File(&MemPath::parse(LEDGER_DIR)?))?;
     let mut ledger = load_ledger(cx)?;
     if let Some(b) = &ledger.broken {
         return Err(Error::Invalid(format!(
@@ -637,7 +614,7 @@ pub(crate) fn gate_decide(
         );
         let mut e = entry(cx, Event::Refused, id);
         e.rule = Some(rule.clone());
-        append_entry(cx, &mut ledger, e)?;
+        append_entry(&tx, &mut ledger, e)?;
         drop(lock);
         tx.commit()?;
         return Err(Error::Invalid(rule));
@@ -686,7 +663,7 @@ pub(crate) fn gate_decide(
             .ok()
             .map(|t| t.to_string());
     }
-    append_entry(cx, &mut ledger, e)?;
+    append_entry(&tx, &mut ledger, e)?;
     drop(lock);
     tx.commit()?;
     find(&ledger, id)

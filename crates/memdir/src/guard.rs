@@ -1,5 +1,10 @@
-//! What every piece of content passes before the engine stores it (the seed of the design's
-//! `change/guard.rs`). Today it holds one check: credentials.
+//! What every write passes before the engine stores it: the path ([`path`], which every
+//! [`Change`](crate::change::Change) write runs itself, so no feature can skip it) and the
+//! content ([`content`]: credentials).
+//!
+//! The path guard: the gates' ledger (`gates/`) is written only by the gate itself, `gates.toml`
+//! only by the user and never from an agent surface, and the generated indexes (`MEMORY.md`,
+//! a folder's generated index) only by the index code. A change that is refused writes nothing.
 //!
 //! Every write entry point (log, scratch, write, edit and the partial edits, state, note new,
 //! import, and through them offload, proposals, the MCP tools, REST, hooks and the memory tool)
@@ -14,7 +19,10 @@
 
 use crate::ctx::Ctx;
 use crate::error::Error;
+use crate::provenance::Source;
 use memdir_core::config::SecretPolicy;
+use memdir_core::gates::{GATES_DIR, GateFile, POLICY_FILE, gate_file};
+use memdir_core::path::MemPath;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -67,6 +75,69 @@ pub(crate) fn content<'a>(
         text: Cow::Owned(redacted),
         redacted: found.iter().map(|f| f.rule).collect(),
     })
+}
+
+/// Who is writing a path through a change, for [`path`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Writer {
+    /// A feature writing a file's content.
+    Content,
+    /// A feature moving or deleting files, or an undo, a restore or a forget putting recorded
+    /// bytes back: gate files are refused; generated indexes go and come back with the notes
+    /// they list.
+    Files,
+    /// The index code writing `MEMORY.md` or a folder's index.
+    Index,
+    /// The gate appending to its ledger.
+    Gate,
+    /// A forget (the user's only): it takes content out of whatever file holds it, as it does
+    /// out of history.
+    Forget,
+}
+
+/// Refuses a write to `p` that `writer` may not make (see the module docs). `current` reads
+/// what `p` holds now, asked only for a folder's index.
+pub(crate) fn path(
+    cx: &Ctx,
+    p: &MemPath,
+    writer: Writer,
+    current: impl FnOnce() -> Option<String>,
+) -> Result<(), Error> {
+    match gate_file(p) {
+        _ if writer == Writer::Forget => return Ok(()),
+        Some(GateFile::Ledger) if writer != Writer::Gate => {
+            return Err(Error::Invalid(format!(
+                "{GATES_DIR}/ holds the gates' append-only ledger: only `memdir gate` writes it; nothing there can be written, moved or deleted"
+            )));
+        }
+        Some(GateFile::Policy) if cx.is_agent_surface() || cx.actor().source != Source::User => {
+            return Err(Error::Invalid(format!(
+                "{POLICY_FILE} is the action gates' policy: only the user may change it (with an editor, or memdir from a terminal); ask the user"
+            )));
+        }
+        _ => {}
+    }
+    if writer != Writer::Content {
+        return Ok(());
+    }
+    let layout = cx.layout();
+    if !layout.index_generated() {
+        return Ok(());
+    }
+    let (index_file, s) = (layout.index_file, p.as_str());
+    if s == index_file {
+        return Err(Error::Invalid(format!(
+            "{index_file} is generated from the notes' frontmatter: change a note, then run `memdir index`"
+        )));
+    }
+    if s.ends_with(&format!("/{index_file}"))
+        && current().is_some_and(|t| memdir_core::layout::is_generated_folder_index(s, &t))
+    {
+        return Err(Error::Invalid(format!(
+            "{s} is a folder's index, generated from its notes' frontmatter: change a note, then run `memdir index`"
+        )));
+    }
+    Ok(())
 }
 
 /// A change's reason with any secret in it redacted (a reason is recorded in history and the

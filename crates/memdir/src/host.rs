@@ -77,7 +77,7 @@ pub(crate) fn export_layout(
     target: &dyn Store,
 ) -> Result<ExportReport, Error> {
     let layout = cx.layout();
-    let store = cx.store().as_ref();
+    let store = cx.store();
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut report = ExportReport {
         format: to.as_str().to_string(),

@@ -11,7 +11,7 @@
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::notes::read_text;
-use crate::store::{EntryKind, Store, StoreError};
+use crate::store::{EntryKind, Reader, Store, StoreError};
 use jiff::Timestamp;
 use memdir_core::chat::{self, Conversation};
 use memdir_core::host::{FolderLayout, Imported, LayoutName, with_frontmatter};
@@ -212,14 +212,14 @@ pub(crate) fn import(
     for (path, plan) in &writes {
         let p = MemPath::parse_file(path)?;
         match plan {
-            Plan::Write(text) | Plan::Update(text) => cx.store().write(&p, text.as_bytes())?,
-            Plan::Append(text, _) => cx.store().append(&p, text.as_bytes())?,
+            Plan::Write(text) | Plan::Update(text) => tx.write(&p, text.as_bytes())?,
+            Plan::Append(text, _) => tx.append(&p, text.as_bytes())?,
             Plan::Same | Plan::Kept(_) => continue,
         }
         notes_changed |= layout.is_note_path(path);
     }
     if notes_changed && layout.index_generated() {
-        crate::index::refresh(cx)?;
+        crate::index::refresh(&tx)?;
     }
     tx.commit()?;
     Ok(report)
@@ -298,7 +298,7 @@ fn plan_folder(
     // frontmatter a name and a description.
     let index_lines: HashMap<String, (String, String)> = match host.index {
         memdir_core::host::IndexKind::HandWritten => {
-            read_text(source, &MemPath::parse_file(host.index_file)?)?
+            read_text(Reader::of(source), &MemPath::parse_file(host.index_file)?)?
                 .map(|t| {
                     memdir_core::host::index_links(&t)
                         .into_iter()
@@ -320,7 +320,7 @@ fn plan_folder(
             p.report.skipped.push((rel, why.to_string()));
             continue;
         }
-        let Some(text) = read_text(source, &e.path)? else {
+        let Some(text) = read_text(Reader::of(source), &e.path)? else {
             continue;
         };
         let (path, plan) = match target {
@@ -373,7 +373,7 @@ fn plan_core(
     text: String,
 ) -> Result<(String, Plan), Error> {
     let core = cx.layout().core;
-    let current = read_text(cx.store().as_ref(), &MemPath::parse_file(core)?)?;
+    let current = read_text(cx.store(), &MemPath::parse_file(core)?)?;
     let current = current.unwrap_or_default();
     if current == text {
         return Ok((core.to_string(), Plan::Same));
@@ -401,7 +401,7 @@ fn plan_core(
 /// unless `ours` (a note an earlier import made, brought up to date).
 fn plan_note(cx: &Ctx, path: &str, text: String, ours: bool) -> Result<Plan, Error> {
     let p = MemPath::parse_file(path)?;
-    Ok(match read_text(cx.store().as_ref(), &p)? {
+    Ok(match read_text(cx.store(), &p)? {
         None => Plan::Write(text),
         Some(current) if current == text => Plan::Same,
         Some(_) if ours => Plan::Update(text),
@@ -416,7 +416,7 @@ fn plan_note(cx: &Ctx, path: &str, text: String, ours: bool) -> Result<Plan, Err
 fn plan_log(cx: &Ctx, p: &mut Planner, path: &str, text: &str) -> Result<Plan, Error> {
     let total = parse_entries(text).len();
     let file = MemPath::parse_file(path)?;
-    let current = read_text(cx.store().as_ref(), &file)?;
+    let current = read_text(cx.store(), &file)?;
     let Some(current) = current.filter(|c| !c.is_empty()) else {
         p.report.entries_added += total;
         return Ok(if total == 0 {

@@ -1,6 +1,7 @@
 //! The index, `MEMORY.md`: generated from every note's frontmatter, kept current by writes through
 //! memdir, capped, and loaded into the context right after core.
 
+use crate::change::Change;
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::notes::{NoteFile, read_text, scan, scan_folder};
@@ -62,7 +63,8 @@ fn entry(path: &MemPath, note: &Note) -> IndexEntry {
 ///
 /// In a layout whose index is hand-written (or absent) nothing is written: that file is the
 /// host's, so every path that would refresh it (sweep, recovery, imports) leaves it alone.
-pub(crate) fn refresh(mem: &Ctx) -> Result<IndexReport, Error> {
+pub(crate) fn refresh(tx: &Change<'_>) -> Result<IndexReport, Error> {
+    let mem = tx.cx();
     if !mem.layout().index_generated() {
         return Ok(IndexReport {
             path: mem.layout().index_file.to_string(),
@@ -73,15 +75,16 @@ pub(crate) fn refresh(mem: &Ctx) -> Result<IndexReport, Error> {
             changed: false,
         });
     }
-    let _lock = mem.store().lock(LockName::Index)?;
-    let files = scan(mem.store().as_ref(), &mem.layout())?;
-    write_index(mem, &files)
+    let _lock = tx.lock(LockName::Index)?;
+    let files = scan(mem.store(), &mem.layout())?;
+    write_index(tx, &files)
 }
 
-fn write_index(mem: &Ctx, files: &[NoteFile]) -> Result<IndexReport, Error> {
+fn write_index(tx: &Change<'_>, files: &[NoteFile]) -> Result<IndexReport, Error> {
+    let mem = tx.cx();
     let listed = dated(files);
     let planned = layout(&listed, mem.config().index.cap());
-    let changed = save_layout(mem, files, &planned, !listed.is_empty())?;
+    let changed = save_layout(tx, files, &planned, !listed.is_empty())?;
     Ok(IndexReport {
         path: INDEX_FILE.to_string(),
         listed: listed.len(),
@@ -124,11 +127,12 @@ fn note_date(note: &Note) -> Option<String> {
 /// removes generated folder indexes no longer planned, then `MEMORY.md` last, so a reader never
 /// meets a root that points at folder indexes not yet written. Returns true when any changed.
 fn save_layout(
-    mem: &Ctx,
+    tx: &Change<'_>,
     files: &[NoteFile],
     planned: &Layout,
     has_entries: bool,
 ) -> Result<bool, Error> {
+    let mem = tx.cx();
     let store = mem.store();
     let mut changed = false;
     let existing: std::collections::HashMap<&str, &NoteFile> = files
@@ -143,21 +147,21 @@ fn save_layout(
             Some(f) if !is_folder_index(f) => continue,
             _ => {}
         }
-        store.write(&MemPath::parse_file(path)?, text.as_bytes())?;
+        tx.write_index(&MemPath::parse_file(path)?, text.as_bytes())?;
         changed = true;
     }
     for f in existing.values() {
         if is_folder_index(f) && !planned.folders.iter().any(|(p, _)| p == f.path.as_str()) {
-            match store.remove(&f.path) {
-                Ok(()) | Err(crate::store::StoreError::NotFound(_)) => changed = true,
+            match tx.remove(&f.path) {
+                Ok(()) | Err(Error::Store(crate::store::StoreError::NotFound(_))) => changed = true,
                 Err(e) => return Err(e.into()),
             }
         }
     }
-    let current = read_text(store.as_ref(), &mp(INDEX_FILE))?;
+    let current = read_text(store, &mp(INDEX_FILE))?;
     // No index appears until some note can be listed; an existing one is always kept current.
     if current.as_deref() != Some(planned.root.as_str()) && (has_entries || current.is_some()) {
-        store.write(&mp(INDEX_FILE), planned.root.as_bytes())?;
+        tx.write_index(&mp(INDEX_FILE), planned.root.as_bytes())?;
         changed = true;
     }
     Ok(changed)
@@ -171,31 +175,32 @@ fn save_layout(
 /// (their lines and dates make the folder's line and its own index). Otherwise the index is
 /// rebuilt from every note.
 pub(crate) fn write_note(
-    mem: &Ctx,
+    tx: &Change<'_>,
     path: &MemPath,
     content: &str,
     pre: &Precondition,
 ) -> Result<(), Error> {
-    let _lock = mem.store().lock(LockName::Index)?;
+    let mem = tx.cx();
+    let _lock = tx.lock(LockName::Index)?;
     let cap = mem.config().index.cap();
-    let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
+    let current = read_text(mem.store(), &mp(INDEX_FILE))?;
     // The fast path: a flat index memdir wrote, which still fits with this note's line.
     if let Some(before) = current.as_deref().and_then(parse_index) {
         let mut after = before.clone();
         replace_entry(&mut after, path, Some(content));
         let after_text = render_index(&after);
         if fits(cap, &after_text) {
-            mem.store().write_if(path, content.as_bytes(), pre)?;
-            return save_index(mem, current.as_deref(), &after_text, !after.is_empty());
+            tx.write_if(path, content.as_bytes(), pre)?;
+            return save_index(tx, current.as_deref(), &after_text, !after.is_empty());
         }
     }
     if let Some(root) = current.as_deref()
-        && write_in_folder(mem, root, path, content, pre)?
+        && write_in_folder(tx, root, path, content, pre)?
     {
         return Ok(());
     }
     // Otherwise from every note: the layout before and after this write, folders past the cap.
-    let files = scan(mem.store().as_ref(), &mem.layout())?;
+    let files = scan(mem.store(), &mem.layout())?;
     let before = dated(&files);
     let after = with_written(mem, &before, path, content);
     let (old_layout, new_layout) = (layout(&before, cap), layout(&after, cap));
@@ -205,10 +210,10 @@ pub(crate) fn write_note(
         &new_layout.root,
         &format!("if {path} were written"),
     )?;
-    mem.store().write_if(path, content.as_bytes(), pre)?;
+    tx.write_if(path, content.as_bytes(), pre)?;
     // The written note replaces its old text among the files the layout is saved against.
     let files: Vec<NoteFile> = files.into_iter().filter(|f| f.path != *path).collect();
-    save_layout(mem, &files, &new_layout, !after.is_empty()).map(drop)
+    save_layout(tx, &files, &new_layout, !after.is_empty()).map(drop)
 }
 
 /// The listed notes `before` (in path order) once `content` is written at `path`, in path
@@ -235,12 +240,13 @@ fn with_written(mem: &Ctx, before: &[Dated], path: &MemPath, content: &str) -> V
 /// [`write_note`] into an index split by folder, reading only the notes of the note's folder;
 /// false (nothing written) when [`relayout`] cannot tell without every note.
 fn write_in_folder(
-    mem: &Ctx,
+    tx: &Change<'_>,
     root: &str,
     path: &MemPath,
     content: &str,
     pre: &Precondition,
 ) -> Result<bool, Error> {
+    let mem = tx.cx();
     let Some(new) = relayout_changes(mem, root, &[(path, None, Some(content))], false)? else {
         return Ok(false);
     };
@@ -250,8 +256,8 @@ fn write_in_folder(
         &new.0,
         &format!("if {path} were written"),
     )?;
-    mem.store().write_if(path, content.as_bytes(), pre)?;
-    save_relayout(mem, root, new)?;
+    tx.write_if(path, content.as_bytes(), pre)?;
+    save_relayout(tx, root, new)?;
     Ok(true)
 }
 
@@ -290,7 +296,7 @@ fn relayout_changes(
         if done.contains(&folder) {
             continue;
         }
-        let here = dated(&scan_folder(mem.store().as_ref(), &layout, &folder)?);
+        let here = dated(&scan_folder(mem.store(), &layout, &folder)?);
         let (mut before, mut after) = (here.clone(), here);
         for (p, was, now) in changes {
             if p.parent().unwrap_or_default() != folder {
@@ -318,24 +324,25 @@ fn relayout_changes(
 
 /// Writes what [`relayout_changes`] gave: each folder's index (never over a person's own file
 /// of that name), then `MEMORY.md`.
-fn save_relayout(mem: &Ctx, current: &str, (root, folders): Relaid) -> Result<(), Error> {
+fn save_relayout(tx: &Change<'_>, current: &str, (root, folders): Relaid) -> Result<(), Error> {
+    let mem = tx.cx();
     let store = mem.store();
     for (index, text) in folders {
         let index_path = MemPath::parse_file(&index)?;
-        let existing = read_text(store.as_ref(), &index_path)?;
+        let existing = read_text(store, &index_path)?;
         match (existing, text) {
             // A person's own file of that name stays; lint says so.
             (Some(e), _) if !is_generated_folder_index(&index, &e) => {}
             (Some(e), Some(t)) if e == t => {}
-            (_, Some(t)) => store.write(&index_path, t.as_bytes())?,
-            (Some(_), None) => match store.remove(&index_path) {
-                Ok(()) | Err(crate::store::StoreError::NotFound(_)) => {}
+            (_, Some(t)) => tx.write_index(&index_path, t.as_bytes())?,
+            (Some(_), None) => match tx.remove(&index_path) {
+                Ok(()) | Err(Error::Store(crate::store::StoreError::NotFound(_))) => {}
                 Err(e) => return Err(e.into()),
             },
             (None, None) => {}
         }
     }
-    save_index(mem, Some(current), &root, true)
+    save_index(tx, Some(current), &root, true)
 }
 
 fn fits(cap: Cap, text: &str) -> bool {
@@ -365,17 +372,18 @@ fn refuse_growth(cap: Cap, before: &str, after: &str, what: &str) -> Result<(), 
 /// Refuses a move that would take `MEMORY.md` past its cap (a note into a new folder when the
 /// index lists folders and is full); checked before anything moves.
 pub(crate) fn check_move(
-    mem: &Ctx,
+    tx: &Change<'_>,
     from: &MemPath,
     to: &MemPath,
     text: Option<&str>,
 ) -> Result<(), Error> {
+    let mem = tx.cx();
     if !mem.layout().index_generated() {
         return Ok(());
     }
-    let _lock = mem.store().lock(LockName::Index)?;
+    let _lock = tx.lock(LockName::Index)?;
     let cap = mem.config().index.cap();
-    let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
+    let current = read_text(mem.store(), &mp(INDEX_FILE))?;
     if current.as_deref().and_then(parse_index).is_some() {
         // A flat index memdir wrote fits its cap: after a move it still fits, or it splits
         // into folders, whose lines are no more than the notes' were.
@@ -392,7 +400,7 @@ pub(crate) fn check_move(
     {
         return refuse_growth(cap, root, &new, &format!("if {from} moved to {to}"));
     }
-    let files = scan(mem.store().as_ref(), &mem.layout())?;
+    let files = scan(mem.store(), &mem.layout())?;
     let before = dated(&files);
     let prefix = format!("{}/", from.as_str());
     let after: Vec<Dated> = before
@@ -426,19 +434,20 @@ pub(crate) fn check_move(
 /// known. Falls back to a full rebuild when the index is neither memdir's own flat output that
 /// still fits nor its split output that [`relayout`] can update.
 pub(crate) fn update(
-    mem: &Ctx,
+    tx: &Change<'_>,
     changes: &[(MemPath, Option<String>)],
     gone: Option<&str>,
 ) -> Result<(), Error> {
-    let _lock = mem.store().lock(LockName::Index)?;
-    let current = read_text(mem.store().as_ref(), &mp(INDEX_FILE))?;
+    let mem = tx.cx();
+    let _lock = tx.lock(LockName::Index)?;
+    let current = read_text(mem.store(), &mp(INDEX_FILE))?;
     if let Some(mut listed) = current.as_deref().and_then(parse_index) {
         for (path, text) in changes {
             replace_entry(&mut listed, path, text.as_deref());
         }
         let text = render_index(&listed);
         if fits(mem.config().index.cap(), &text) {
-            return save_index(mem, current.as_deref(), &text, !listed.is_empty());
+            return save_index(tx, current.as_deref(), &text, !listed.is_empty());
         }
     } else if let (Some(root), Some(gone)) = (current.as_deref(), gone) {
         // What each path held before: the text that left where a path is gone now, nothing
@@ -453,11 +462,11 @@ pub(crate) fn update(
         if changes.iter().filter(|(_, now)| now.is_none()).count() == 1
             && let Some(new) = relayout_changes(mem, root, &noted, true)?
         {
-            return save_relayout(mem, root, new);
+            return save_relayout(tx, root, new);
         }
     }
-    let files = scan(mem.store().as_ref(), &mem.layout())?;
-    write_index(mem, &files).map(drop)
+    let files = scan(mem.store(), &mem.layout())?;
+    write_index(tx, &files).map(drop)
 }
 
 /// Drops the index line of `path`, then adds one for `text` when it is a listable note.
@@ -475,13 +484,13 @@ fn replace_entry(listed: &mut Vec<IndexEntry>, path: &MemPath, text: Option<&str
 }
 
 fn save_index(
-    mem: &Ctx,
+    tx: &Change<'_>,
     current: Option<&str>,
     text: &str,
     has_entries: bool,
 ) -> Result<(), Error> {
     if current != Some(text) && (has_entries || current.is_some()) {
-        mem.store().write(&mp(INDEX_FILE), text.as_bytes())?;
+        tx.write_index(&mp(INDEX_FILE), text.as_bytes())?;
     }
     Ok(())
 }
@@ -507,7 +516,7 @@ pub fn fit(text: &str, cap: Cap) -> (String, usize) {
 /// was left out), the running state, one growth-guard line when core or the index is at 90% of
 /// its cap or more, and one line each when proposals or gate requests wait for the user.
 pub(crate) fn context_sections(mem: &Ctx) -> Result<Vec<Section>, Error> {
-    let store = mem.store().as_ref();
+    let store = mem.store();
     let layout = mem.layout();
     let (core_file, state_file) = (layout.core, layout.state);
     let mut out = Vec::new();

@@ -245,7 +245,7 @@ pub(crate) fn log(cx: &Ctx, text: &str) -> Result<LogReceipt, Error> {
     let entry = format_entry(now.time(), text).map_err(Error::Invalid)?;
     let file = MemPath::parse_file(&path)?;
     let tx = crate::change::begin_append(cx, "log", &file, &entry)?.redacted(&guarded.redacted);
-    cx.store.append(&file, entry.as_bytes())?;
+    tx.append(&file, entry.as_bytes())?;
     tx.commit()?;
     Ok(LogReceipt { path, entry })
 }
@@ -285,7 +285,7 @@ pub(crate) fn scratch(
         body.to_string()
     };
     let tx = crate::change::begin(cx, "scratch", path.as_str())?.redacted(&guarded.redacted);
-    cx.store.write(&path, body.as_bytes())?;
+    tx.write(&path, body.as_bytes())?;
     for e in cx.list_opt(&scratch)? {
         if e.path != path
             && e.path
@@ -293,7 +293,7 @@ pub(crate) fn scratch(
                 .and_then(ScratchName::parse)
                 .is_some_and(|n| n.slug == name)
         {
-            cx.store.remove(&e.path)?;
+            tx.remove(&e.path)?;
         }
     }
     tx.commit()?;
@@ -314,9 +314,9 @@ pub(crate) fn sweep(cx: &Ctx, dry_run: bool) -> Result<SweepReport, Error> {
         match parsed {
             Some(n) if e.kind == EntryKind::File => {
                 if n.expires_ms <= now_ms {
-                    if !dry_run {
-                        match cx.store.remove(&e.path) {
-                            Ok(()) | Err(StoreError::NotFound(_)) => {}
+                    if let Some(tx) = &tx {
+                        match tx.remove(&e.path) {
+                            Ok(()) | Err(Error::Store(StoreError::NotFound(_))) => {}
                             Err(err) => return Err(err.into()),
                         }
                     }
@@ -326,12 +326,10 @@ pub(crate) fn sweep(cx: &Ctx, dry_run: bool) -> Result<SweepReport, Error> {
             _ => report.skipped.push(e.path.to_string()),
         }
     }
-    crate::archive::sweep(cx, dry_run, &mut report)?;
-    if !dry_run {
-        // Temp files of writes that were killed (only memdir's own names, of dead processes).
-        cx.store.clean_temp_files(&MemPath::root(), true)?;
-    }
+    crate::archive::sweep(cx, tx.as_ref(), &mut report)?;
     if let Some(tx) = tx {
+        // Temp files of writes that were killed (only memdir's own names, of dead processes).
+        tx.clean_temp_files(&MemPath::root(), true)?;
         tx.commit()?;
     }
     Ok(report)

@@ -99,7 +99,7 @@ fn mp(s: &str) -> MemPath {
 
 /// Checks the folder; never changes it.
 pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
-    let store = cx.store().as_ref();
+    let store = cx.store();
     let files = scan(store, &cx.layout())?;
     let mut out = Out(Vec::new());
     check_frontmatter(&files, &mut out);
@@ -441,7 +441,7 @@ fn suggest_name(target: &str) -> String {
 /// where it and the notes drifted apart: a note it does not link to, a link to a file that
 /// is not there (`index-drift`).
 fn check_hand_index(
-    store: &dyn crate::store::Store,
+    store: crate::store::Reader<'_>,
     files: &[NoteFile],
     index_file: &str,
     index: Option<&str>,

@@ -46,6 +46,10 @@ pub struct Memory {
     cx: Ctx,
 }
 
+/// The facade's proof for [`Ctx::backend_store`]: only this file can make one, so nothing
+/// inside the engine writes except through a change.
+pub(crate) struct Facade(());
+
 impl Memory {
     /// Opens an existing memory folder on local disk.
     pub fn open(root: &Path, clock: Clock) -> Result<Memory, Error> {
@@ -123,7 +127,7 @@ impl Memory {
             && mem.cx.config.git.enabled
             && let Some(h) = &mem.cx.history
         {
-            let _lock = mem.cx.store.lock(LockName::Git)?;
+            let _lock = mem.cx.backend_store(&Facade(())).lock(LockName::Git)?;
             h.start(mem.cx.clock.now().timestamp())?;
         }
         Ok(mem)
@@ -158,25 +162,15 @@ impl Memory {
                 .push(format!("{e}; reading with the default settings, and changes are refused until it is fixed"));
         }
         Ok(Memory {
-            cx: Ctx {
-                config_error,
+            cx: Ctx::new(
                 store,
                 history,
-                config,
-                clock,
-                embedder: Arc::default(),
-                warm: None,
-                actor: Actor::default(),
-                reason: None,
-                via: None,
-                expect: Precondition::Any,
-                force: false,
-                agent_surface: false,
-                search_cache: None,
-                gate_keys: None,
                 vectors,
+                config,
+                config_error,
+                clock,
                 warnings,
-            },
+            ),
         })
     }
 
@@ -191,9 +185,10 @@ impl Memory {
     /// each change's trailers.
     pub fn with_via(&self, via: Option<&'static str>) -> Memory {
         Memory {
-            cx: Ctx {
-                via,
-                ..self.cx.clone()
+            cx: {
+                let mut cx = self.cx.clone();
+                cx.via = via;
+                cx
             },
         }
     }
@@ -218,9 +213,10 @@ impl Memory {
     /// with the write): [`Precondition::Absent`] only creates, `Matches` is [`Memory::with_base`].
     pub fn with_precondition(&self, pre: Precondition) -> Memory {
         Memory {
-            cx: Ctx {
-                expect: pre,
-                ..self.cx.clone()
+            cx: {
+                let mut cx = self.cx.clone();
+                cx.expect = pre;
+                cx
             },
         }
     }
@@ -228,9 +224,10 @@ impl Memory {
     /// This memory, allowing a rewrite of core that drops many lines.
     pub fn with_force(&self, force: bool) -> Memory {
         Memory {
-            cx: Ctx {
-                force,
-                ..self.cx.clone()
+            cx: {
+                let mut cx = self.cx.clone();
+                cx.force = force;
+                cx
             },
         }
     }
@@ -252,9 +249,10 @@ impl Memory {
     /// changed through it, whatever the source label says.
     pub fn for_agent(&self) -> Memory {
         Memory {
-            cx: Ctx {
-                agent_surface: true,
-                ..self.cx.clone()
+            cx: {
+                let mut cx = self.cx.clone();
+                cx.agent_surface = true;
+                cx
             },
         }
     }
@@ -265,9 +263,10 @@ impl Memory {
         let mut config = self.cx.config.clone();
         config.layout.name = name;
         Memory {
-            cx: Ctx {
-                config,
-                ..self.cx.clone()
+            cx: {
+                let mut cx = self.cx.clone();
+                cx.config = config;
+                cx
             },
         }
     }
@@ -282,7 +281,7 @@ fn mp(s: &str) -> MemPath {
 impl Memory {
     /// The store underneath.
     pub fn store(&self) -> &Arc<dyn Store> {
-        self.cx.store()
+        self.cx.backend_store(&Facade(()))
     }
 
     /// The settings in force.
@@ -724,7 +723,7 @@ impl Memory {
     /// its memory budget.
     pub fn warm_bytes(&self) -> usize {
         self.cx.warm.as_ref().map_or(0, |w| w.held_bytes())
-            + self.cx.store.cached_bytes()
+            + self.cx.backend_store(&Facade(())).cached_bytes()
             + self.cx.vectors.as_ref().map_or(0, |v| v.cached_bytes())
     }
 

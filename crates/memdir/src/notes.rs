@@ -1,9 +1,10 @@
 //! Notes on disk: finding and reading them, creating one, following `[[links]]`, and the write
 //! hook that keeps the index current and `state.md` under its cap.
 
+use crate::change::Change;
 use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::store::{EntryKind, LockName, Precondition, Store, StoreError};
+use crate::store::{EntryKind, LockName, Precondition, Reader, StoreError};
 use memdir_core::host::FolderLayout;
 use memdir_core::links::{self, Link, Resolver};
 use memdir_core::note::{NOT_NOTE_DIRS, NewNote, Note};
@@ -42,7 +43,7 @@ fn mp(s: &str) -> MemPath {
 }
 
 /// Reads a text file, `None` when it is not there.
-pub(crate) fn read_text(store: &dyn Store, path: &MemPath) -> Result<Option<String>, Error> {
+pub(crate) fn read_text(store: Reader<'_>, path: &MemPath) -> Result<Option<String>, Error> {
     match store.read(path) {
         // Valid UTF-8 (the usual case) is taken over without a copy.
         Ok(b) => Ok(Some(String::from_utf8(b).unwrap_or_else(|e| {
@@ -54,7 +55,7 @@ pub(crate) fn read_text(store: &dyn Store, path: &MemPath) -> Result<Option<Stri
 }
 
 /// The paths of every note, in path order. Folders that never hold notes are not walked.
-pub(crate) fn note_paths(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<MemPath>, Error> {
+pub(crate) fn note_paths(store: Reader<'_>, layout: &FolderLayout) -> Result<Vec<MemPath>, Error> {
     let is_note_path = |p: &str| layout.is_note_path(p);
     let mut out = Vec::new();
     let top = match store.list(&MemPath::root()) {
@@ -84,7 +85,7 @@ pub(crate) fn note_paths(store: &dyn Store, layout: &FolderLayout) -> Result<Vec
 
 /// Reads every note of a folder in `layout`, plus core and `state.md` when they exist (they
 /// can hold links).
-pub fn scan(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<NoteFile>, Error> {
+pub fn scan(store: Reader<'_>, layout: &FolderLayout) -> Result<Vec<NoteFile>, Error> {
     if store.local_root().is_none() {
         return scan_remote(store, layout);
     }
@@ -105,7 +106,7 @@ pub fn scan(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<NoteFile>, E
 
 /// [`scan`] on a store without a local folder: one `read_all` (a listing and only what changed
 /// since the store's last call, on PostgreSQL), not a query per note.
-fn scan_remote(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<NoteFile>, Error> {
+fn scan_remote(store: Reader<'_>, layout: &FolderLayout) -> Result<Vec<NoteFile>, Error> {
     let (core, state) = (layout.core, layout.state);
     let mut keep = |p: &MemPath| {
         let s = p.as_str();
@@ -142,7 +143,7 @@ fn scan_remote(store: &dyn Store, layout: &FolderLayout) -> Result<Vec<NoteFile>
 /// path order, as [`scan`] reads them. A store without a local folder is read with one
 /// `read_all`, as [`scan`] does.
 pub(crate) fn scan_folder(
-    store: &dyn Store,
+    store: Reader<'_>,
     layout: &FolderLayout,
     folder: &MemPath,
 ) -> Result<Vec<NoteFile>, Error> {
@@ -308,7 +309,7 @@ pub(crate) fn note_new(cx: &Ctx, req: &NoteRequest<'_>) -> Result<String, Error>
     let guarded = crate::guard::content(cx, path.as_str(), &text, None)?;
     let text = crate::trust::label(cx, &path, None, &guarded.text)?;
     let tx = crate::change::begin(cx, "note new", path.as_str())?.redacted(&guarded.redacted);
-    let lock = cx.store().lock(LockName::File(&path))?;
+    let lock = tx.lock(LockName::File(&path))?;
     let exists = || {
         Error::Store(StoreError::Conflict(format!(
             "{path} already exists: edit it, pick another name, or pass --force to replace it"
@@ -323,11 +324,10 @@ pub(crate) fn note_new(cx: &Ctx, req: &NoteRequest<'_>) -> Result<String, Error>
         Precondition::Absent
     };
     let written = if cx.layout().index_generated() {
-        crate::index::write_note(cx, &path, &text, &pre)
+        crate::index::write_note(&tx, &path, &text, &pre)
     } else {
         // A hand-written index (or none) is the host's: the note is a plain file.
-        cx.store()
-            .write_if(&path, text.as_bytes(), &pre)
+        tx.write_if(&path, text.as_bytes(), &pre)
             .map(drop)
             .map_err(Error::from)
     };
@@ -356,7 +356,7 @@ pub(crate) fn regenerate_index(cx: &Ctx) -> Result<crate::index::IndexReport, Er
         }));
     }
     let tx = crate::change::begin(cx, "index", layout.index_file)?;
-    let report = crate::index::refresh(cx)?;
+    let report = crate::index::refresh(&tx)?;
     tx.commit()?;
     Ok(report)
 }
@@ -383,7 +383,7 @@ pub(crate) fn resolve_note(cx: &Ctx, input: &str) -> Result<String, Error> {
             "the note name is empty: give a path or a name like [[payment-retry-policy]]".into(),
         ));
     }
-    let files = scan(cx.store().as_ref(), &cx.layout())?;
+    let files = scan(cx.store(), &cx.layout())?;
     match resolver(&files).resolve(target) {
         Some(found) => Ok(found.to_string()),
         // Something written as a path is reported as a missing path by the reader.
@@ -401,7 +401,7 @@ pub(crate) fn resolve_note(cx: &Ctx, input: &str) -> Result<String, Error> {
 /// [`GRAPH_MAX_NODES`] notes), each with its name and description.
 pub(crate) fn link_graph(cx: &Ctx, target: &str, depth: usize) -> Result<LinkGraph, Error> {
     let depth = depth.min(GRAPH_MAX_DEPTH);
-    let files = scan(cx.store().as_ref(), &cx.layout())?;
+    let files = scan(cx.store(), &cx.layout())?;
     let resolver = resolver(&files);
     let wanted = link_target(target);
     let Some(start) = resolver.resolve(wanted).map(str::to_string) else {
@@ -484,7 +484,7 @@ pub(crate) fn link_graph(cx: &Ctx, target: &str, depth: usize) -> Result<LinkGra
 /// Finds a note by link target (name, then stem, then path) and lists its outgoing links and
 /// the links that point to it.
 pub(crate) fn links(cx: &Ctx, target: &str) -> Result<LinksReport, Error> {
-    let files = scan(cx.store().as_ref(), &cx.layout())?;
+    let files = scan(cx.store(), &cx.layout())?;
     let resolver = resolver(&files);
     let Some(found) = resolver.resolve(target).map(str::to_string) else {
         // A note that does not exist yet can still be linked to: those links are its
@@ -548,38 +548,34 @@ pub(crate) fn links(cx: &Ctx, target: &str) -> Result<LinksReport, Error> {
 }
 
 /// Writes through memdir that notes, the index and `state.md` must see: a note goes through the
-/// index (cap check, then refresh), `MEMORY.md` is refused (it is generated), and `state.md` is
-/// checked against its cap. Returns `None` for every other path. `locked` says the caller already
+/// index (cap check, then refresh), a hand-written index and `state.md` are checked against
+/// their caps (a generated `MEMORY.md` is refused by the change's path guard). Returns `None` for every other path. `locked` says the caller already
 /// holds the path's lock; the write happens only when `pre` holds.
 pub(crate) fn write_hook(
-    mem: &Ctx,
+    tx: &Change<'_>,
     path: &MemPath,
     content: &str,
     locked: bool,
     pre: &Precondition,
 ) -> Option<Result<(), Error>> {
+    let mem = tx.cx();
     let p = path.as_str();
     let layout = mem.layout();
     let (index_file, state_file) = (layout.index_file, layout.state);
-    if p == index_file && layout.index_generated() {
-        return Some(Err(Error::Invalid(format!(
-            "{index_file} is generated from the notes' frontmatter: change a note, then run `memdir index`"
-        ))));
-    }
     if p == index_file && layout.index == memdir_core::host::IndexKind::HandWritten {
         // The host's agent keeps this index by hand: it is capped like the generated one.
         return Some((|| {
             let _lock = if locked {
                 None
             } else {
-                Some(mem.store().lock(LockName::File(path))?)
+                Some(tx.lock(LockName::File(path))?)
             };
-            let current = read_text(mem.store().as_ref(), path)?.unwrap_or_default();
+            let current = read_text(mem.store(), path)?.unwrap_or_default();
             mem.config()
                 .index
                 .cap()
                 .check(index_file, &current, content)?;
-            mem.store().write_if(path, content.as_bytes(), pre)?;
+            tx.write_if(path, content.as_bytes(), pre)?;
             Ok(())
         })());
     }
@@ -588,14 +584,14 @@ pub(crate) fn write_hook(
             let _lock = if locked {
                 None
             } else {
-                Some(mem.store().lock(LockName::File(path))?)
+                Some(tx.lock(LockName::File(path))?)
             };
-            let current = read_text(mem.store().as_ref(), path)?.unwrap_or_default();
+            let current = read_text(mem.store(), path)?.unwrap_or_default();
             mem.config()
                 .state
                 .cap()
                 .check(state_file, &current, content)?;
-            mem.store().write_if(path, content.as_bytes(), pre)?;
+            tx.write_if(path, content.as_bytes(), pre)?;
             Ok(())
         })());
     }
@@ -603,16 +599,8 @@ pub(crate) fn write_hook(
         // Notes are plain files here: no generated index to keep current.
         return None;
     }
-    if p.ends_with(&format!("/{index_file}"))
-        && let Ok(Some(current)) = read_text(mem.store().as_ref(), path)
-        && memdir_core::layout::is_generated_folder_index(p, &current)
-    {
-        return Some(Err(Error::Invalid(format!(
-            "{p} is a folder's index, generated from its notes' frontmatter: change a note, then run `memdir index`"
-        ))));
-    }
     if layout.is_note_path(p) {
-        return Some(crate::index::write_note(mem, path, content, pre));
+        return Some(crate::index::write_note(tx, path, content, pre));
     }
     None
 }
@@ -622,7 +610,12 @@ pub(crate) fn write_hook(
 ///
 /// `gone`: the text of the one file that left (the deleted file, or the moved file's text
 /// before the move), which lets an index split by folder be updated from the two folders only.
-pub(crate) fn after_change(mem: &Ctx, paths: &[&MemPath], gone: Option<&str>) -> Result<(), Error> {
+pub(crate) fn after_change(
+    tx: &Change<'_>,
+    paths: &[&MemPath],
+    gone: Option<&str>,
+) -> Result<(), Error> {
+    let mem = tx.cx();
     let layout = mem.layout();
     if !layout.index_generated() {
         return Ok(());
@@ -633,7 +626,7 @@ pub(crate) fn after_change(mem: &Ctx, paths: &[&MemPath], gone: Option<&str>) ->
         .iter()
         .any(|p| !p.as_str().ends_with(".md") && !outside(p.as_str()))
     {
-        crate::index::refresh(mem)?;
+        crate::index::refresh(tx)?;
         return Ok(());
     }
     if !paths.iter().any(|p| is_note_path(p.as_str())) {
@@ -641,7 +634,7 @@ pub(crate) fn after_change(mem: &Ctx, paths: &[&MemPath], gone: Option<&str>) ->
     }
     let mut changes = Vec::new();
     for p in paths {
-        changes.push(((*p).clone(), read_text(mem.store().as_ref(), p)?));
+        changes.push(((*p).clone(), read_text(mem.store(), p)?));
     }
-    crate::index::update(mem, &changes, gone)
+    crate::index::update(tx, &changes, gone)
 }

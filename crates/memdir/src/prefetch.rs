@@ -3,7 +3,7 @@
 //! is one query instead of a query (and an existence check) per file, listing and key.
 
 use crate::ctx::Ctx;
-use crate::store::{Contents, Prefetched, Store as _, Want};
+use crate::store::{Contents, Prefetched, Want};
 use memdir_core::path::MemPath;
 
 /// Prefetches every file, listing, meta file and key a context (`layers::context_sections`) reads, for

@@ -5,6 +5,7 @@
 //! the full proposed content in a fenced block. `memdir review accept ID` applies it (if core has
 //! not changed since) and `reject` drops it; either way the file moves to `archive/proposals/`.
 
+use crate::change::Change;
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::outcome::Outcome;
@@ -202,17 +203,21 @@ pub(crate) fn refuse_core_move_unless_user(cx: &Ctx) -> Result<(), Error> {
 }
 
 /// Saves a proposal to change core from `current` to `new`; returns its id.
-pub(crate) fn write_proposal(cx: &Ctx, current: &str, new: &str) -> Result<String, Error> {
-    write_proposal_with(cx, current, new, Vec::new())
+pub(crate) fn write_proposal(tx: &Change<'_>, current: &str, new: &str) -> Result<String, Error> {
+    let reason = tx.cx().reason().unwrap_or_default().to_string();
+    write_proposal_with(tx, &reason, current, new, Vec::new())
 }
 
-/// Saves a proposal that cites `evidence` (`file:line: text` each); returns its id.
+/// Saves a proposal, giving `reason`, that cites `evidence` (`file:line: text` each); returns
+/// its id.
 pub(crate) fn write_proposal_with(
-    cx: &Ctx,
+    tx: &Change<'_>,
+    reason: &str,
     current: &str,
     new: &str,
     evidence: Vec<String>,
 ) -> Result<String, Error> {
+    let cx = tx.cx();
     let now = cx.clock().now();
     let writer = &cx.actor().writer;
     let base = Version::of(current.as_bytes()).to_string();
@@ -231,14 +236,14 @@ pub(crate) fn write_proposal_with(
         id: id.clone(),
         path: format!("{PROPOSALS_DIR}/{id}.md"),
         writer: writer.clone(),
-        reason: cx.reason().unwrap_or_default().to_string(),
+        reason: reason.to_string(),
         created: cx.clock().local(now.timestamp()),
         base,
         diff,
         evidence,
         content: new.to_string(),
     };
-    cx.store().write(
+    tx.write(
         &MemPath::parse_file(&p.path)?,
         render(&p, cx.core_file()).as_bytes(),
     )?;
@@ -308,8 +313,8 @@ pub(crate) fn accept_proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
         .core
         .cap()
         .check(core_file, &String::from_utf8_lossy(&current), &p.content)?;
-    cx.store().write(&core, p.content.as_bytes())?;
-    file_away(cx, &p)?;
+    tx.write(&core, p.content.as_bytes())?;
+    file_away(&tx, &p)?;
     tx.commit()?;
     Ok(p)
 }
@@ -318,7 +323,7 @@ pub(crate) fn accept_proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
 pub(crate) fn reject_proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
     let p = proposal(cx, id)?;
     let tx = crate::change::begin(cx, "review reject", &p.path)?;
-    file_away(cx, &p)?;
+    file_away(&tx, &p)?;
     tx.commit()?;
     Ok(p)
 }
@@ -326,11 +331,11 @@ pub(crate) fn reject_proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
 /// Moves a decided proposal to `archive/proposals/<id>.md`, so its text stays readable (and
 /// searchable) with or without git; an archived copy of the same id is kept, and this one
 /// goes.
-fn file_away(cx: &Ctx, p: &Proposal) -> Result<(), Error> {
+fn file_away(tx: &Change<'_>, p: &Proposal) -> Result<(), Error> {
     let from = MemPath::parse_file(&p.path)?;
     let to = MemPath::parse_file(&format!("{ARCHIVE_DIR}/{}", p.path))?;
-    match cx.store().rename(&from, &to) {
-        Err(StoreError::Conflict(_)) => Ok(cx.store().remove(&from)?),
+    match tx.rename(&from, &to) {
+        Err(Error::Store(StoreError::Conflict(_))) => tx.remove(&from),
         other => Ok(other?),
     }
 }

@@ -29,7 +29,7 @@ pub(crate) fn state_add(cx: &Ctx, text: &str) -> Result<StateReceipt, Error> {
     let entry = format_entry(cx.clock().now().date(), &guarded.text).map_err(Error::Invalid)?;
     let path = MemPath::parse_file(state_file)?;
     let tx = crate::change::begin(cx, "state add", state_file)?.redacted(&guarded.redacted);
-    let _lock = cx.store().lock(LockName::File(&path))?;
+    let _lock = tx.lock(LockName::File(&path))?;
     let (current, pre) = match cx.store().stat(&path)? {
         None => (String::new(), Precondition::Absent),
         Some(_) => {
@@ -44,9 +44,9 @@ pub(crate) fn state_add(cx: &Ctx, text: &str) -> Result<StateReceipt, Error> {
     };
     let updated = append_entry(&current, &entry);
     let updated = crate::trust::label(cx, &path, Some(&current), &updated)?;
-    match crate::notes::write_hook(cx, &path, &updated, true, &pre) {
+    match crate::notes::write_hook(&tx, &path, &updated, true, &pre) {
         Some(done) => done?,
-        None => drop(cx.store().write_if(&path, updated.as_bytes(), &pre)?),
+        None => drop(tx.write_if(&path, updated.as_bytes(), &pre)?),
     }
     tx.commit()?;
     Ok(StateReceipt {
@@ -59,6 +59,6 @@ pub(crate) fn state_add(cx: &Ctx, text: &str) -> Result<StateReceipt, Error> {
 /// file is absent).
 pub(crate) fn state_entries(cx: &Ctx) -> Result<Vec<Entry>, Error> {
     let path = MemPath::parse_file(cx.layout().state)?;
-    let text = crate::notes::read_text(cx.store().as_ref(), &path)?.unwrap_or_default();
+    let text = crate::notes::read_text(cx.store(), &path)?.unwrap_or_default();
     Ok(entries(&text))
 }
