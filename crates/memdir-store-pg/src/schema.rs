@@ -199,6 +199,25 @@ CREATE TABLE memdir.sweeps (
 CREATE INDEX sweeps_due ON memdir.sweeps (due_ms);
 INSERT INTO memdir.sweeps (tenant) SELECT tenant FROM memdir.credentials ON CONFLICT DO NOTHING;
 "#,
+    // 9: a number as postcard's unsigned varint (LEB128), so a change's log append and its
+    // history record are one statement: the record's delta is the length the file had, which
+    // only the database knows (history.rs, `append_and_record`).
+    r#"
+CREATE FUNCTION memdir.uvarint(n bigint) RETURNS bytea
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+    out bytea := '';
+BEGIN
+    LOOP
+        IF n < 128 THEN
+            RETURN out || set_byte('\x00'::bytea, 0, n::int);
+        END IF;
+        out := out || set_byte('\x00'::bytea, 0, ((n & 127) | 128)::int);
+        n := n >> 7;
+    END LOOP;
+END
+$$;
+"#,
 ];
 
 /// The schema version this build writes.
