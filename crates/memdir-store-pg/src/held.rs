@@ -9,6 +9,10 @@
 //! other call on the connection before the record sends it first, so the change always reads
 //! what it wrote.
 //!
+//! Every statement is sent as an unnamed one with its parameters' types (`query_typed`), in
+//! one round trip: a named prepared statement lives on one server connection, and a pooler in
+//! transaction mode (pgbouncer) may run the statement's next message on another.
+//!
 //! [`LockGuard::atomic`]: memdir_store::store::LockGuard::atomic
 
 use crate::Conn;
@@ -17,7 +21,7 @@ use memdir_store::StoreError;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use tokio_postgres::Row;
-use tokio_postgres::types::ToSql;
+use tokio_postgres::types::{ToSql, Type};
 
 /// One thread's change in progress on one tenant.
 pub(crate) struct Held {
@@ -91,7 +95,84 @@ impl std::ops::Deref for Handle {
     }
 }
 
+/// The types parameters are sent as, tried in order: the first one a value encodes as is its
+/// type (so `&str` is text, `i64` bigint, `Vec<u8>` bytea, `None` whatever its `Some` would be).
+const TYPES: &[Type] = &[
+    Type::TEXT,
+    Type::INT8,
+    Type::BYTEA,
+    Type::BOOL,
+    Type::INT4,
+    Type::INT2,
+    Type::FLOAT8,
+    Type::FLOAT4,
+    Type::TEXT_ARRAY,
+    Type::INT8_ARRAY,
+    Type::BYTEA_ARRAY,
+    Type::INT4_ARRAY,
+    Type::FLOAT4_ARRAY,
+    Type::BOOL_ARRAY,
+];
+
+/// Each parameter with the type it is sent as (see [`TYPES`]; one that fits none is refused
+/// with the client's own error when the statement is sent).
+fn typed<'p>(params: Params<'p>) -> Vec<(&'p (dyn ToSql + Sync), Type)> {
+    let mut buf = bytes::BytesMut::new();
+    params
+        .iter()
+        .map(|&v| {
+            let t = TYPES.iter().find(|t| {
+                buf.clear();
+                v.to_sql_checked(t, &mut buf).is_ok()
+            });
+            (v, t.cloned().unwrap_or(Type::UNKNOWN))
+        })
+        .collect()
+}
+
+/// The client under a connection.
+fn client(c: &Handle) -> &tokio_postgres::Client {
+    c
+}
+
 impl Handle {
+    /// A connection from `pool`.
+    pub(crate) async fn pooled(pool: &deadpool_postgres::Pool) -> Result<Handle, StoreError> {
+        Ok(Handle::Pool(pool.get().await.map_err(crate::pool_err)?))
+    }
+
+    pub(crate) async fn execute(
+        &self,
+        sql: &str,
+        params: Params<'_>,
+    ) -> Result<u64, tokio_postgres::Error> {
+        client(self).execute_typed(sql, &typed(params)).await
+    }
+
+    pub(crate) async fn query(
+        &self,
+        sql: &str,
+        params: Params<'_>,
+    ) -> Result<Vec<Row>, tokio_postgres::Error> {
+        client(self).query_typed(sql, &typed(params)).await
+    }
+
+    pub(crate) async fn query_opt(
+        &self,
+        sql: &str,
+        params: Params<'_>,
+    ) -> Result<Option<Row>, tokio_postgres::Error> {
+        client(self).query_typed_opt(sql, &typed(params)).await
+    }
+
+    pub(crate) async fn query_one(
+        &self,
+        sql: &str,
+        params: Params<'_>,
+    ) -> Result<Row, tokio_postgres::Error> {
+        client(self).query_typed_one(sql, &typed(params)).await
+    }
+
     /// A transaction of its own on a pooled connection; on the change's connection, the
     /// change's transaction (whose commit is the change's).
     pub(crate) async fn tx(&mut self) -> Result<Tx<'_>, StoreError> {
@@ -158,7 +239,7 @@ impl Tx<'_> {
         sql: &str,
         params: Params<'_>,
     ) -> Result<u64, tokio_postgres::Error> {
-        on!(self, c => c.execute(sql, params).await)
+        on!(self, c => c.execute_typed(sql, &typed(params)).await)
     }
 
     pub(crate) async fn query(
@@ -166,7 +247,7 @@ impl Tx<'_> {
         sql: &str,
         params: Params<'_>,
     ) -> Result<Vec<Row>, tokio_postgres::Error> {
-        on!(self, c => c.query(sql, params).await)
+        on!(self, c => c.query_typed(sql, &typed(params)).await)
     }
 
     pub(crate) async fn query_opt(
@@ -174,7 +255,7 @@ impl Tx<'_> {
         sql: &str,
         params: Params<'_>,
     ) -> Result<Option<Row>, tokio_postgres::Error> {
-        on!(self, c => c.query_opt(sql, params).await)
+        on!(self, c => c.query_typed_opt(sql, &typed(params)).await)
     }
 
     pub(crate) async fn query_one(
@@ -182,7 +263,7 @@ impl Tx<'_> {
         sql: &str,
         params: Params<'_>,
     ) -> Result<Row, tokio_postgres::Error> {
-        on!(self, c => c.query_one(sql, params).await)
+        on!(self, c => c.query_typed_one(sql, &typed(params)).await)
     }
 
     /// Rolls back a transaction of its own; otherwise nothing, so only for a group that has

@@ -251,7 +251,7 @@ impl PgStore {
         let store = Self::connect(url).map_err(StoreError::from)?;
         let db = store.db.clone();
         let exists = store.bridge.run(async move {
-            let c = db.pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&db.pool).await?;
             let row = c
                 .query_opt(
                     "SELECT 1 FROM memdir.tenants WHERE tenant = $1",
@@ -282,7 +282,7 @@ impl PgStore {
         }?;
         let db = store.db.clone();
         store.bridge.run(async move {
-            let c = db.pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&db.pool).await?;
             c.execute(
                 "INSERT INTO memdir.tenants (tenant, created_ms) VALUES ($1, memdir.now_ms())
                  ON CONFLICT DO NOTHING",
@@ -490,7 +490,7 @@ impl Db {
             }
             return Ok(c);
         }
-        Ok(Handle::Pool(self.pool.get().await.map_err(pool_err)?))
+        Handle::pooled(&self.pool).await
     }
 
     /// The change `thread` holds on this tenant, if any.
@@ -1254,7 +1254,11 @@ impl Locks for PgStore {
             // pooler in transaction mode keeps one server connection for the whole transaction,
             // where a session lock would stay on a connection the pooler hands to others.
             c.batch_execute("BEGIN").await.map_err(db_err)?;
-            if let Err(e) = c.execute(sql, &[&db.tenant, &key]).await {
+            let params: [(&(dyn tokio_postgres::types::ToSql + Sync), _); 2] = [
+                (&db.tenant, tokio_postgres::types::Type::TEXT),
+                (&key, tokio_postgres::types::Type::TEXT),
+            ];
+            if let Err(e) = c.execute_typed(sql, &params).await {
                 drop(deadpool_postgres::Object::take(c));
                 return Err(db_err(e));
             }

@@ -280,8 +280,9 @@ async fn after(version: i32, tx: &tokio_postgres::Transaction<'_>) -> Result<(),
 
 /// The schema version in the database (0 when there is none), refusing one newer than this build.
 async fn current(client: &Client) -> Result<i32, StoreError> {
+    // Unnamed statements (see held.rs): this runs outside a transaction, perhaps via a pooler.
     let exists: bool = client
-        .query_one("SELECT to_regclass('memdir.migrations') IS NOT NULL", &[])
+        .query_typed_one("SELECT to_regclass('memdir.migrations') IS NOT NULL", &[])
         .await
         .map_err(db_err)?
         .get(0);
@@ -289,7 +290,7 @@ async fn current(client: &Client) -> Result<i32, StoreError> {
         return Ok(0);
     }
     let v: i32 = client
-        .query_one(
+        .query_typed_one(
             "SELECT coalesce(max(version), 0) FROM memdir.migrations",
             &[],
         )
