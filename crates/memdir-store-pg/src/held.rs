@@ -81,7 +81,7 @@ impl Held {
 
 /// A connection for one call: the pool's, or the change's when the calling thread holds one.
 pub(crate) enum Handle {
-    Pool(Conn),
+    Pool(Box<Conn>),
     Held(tokio::sync::OwnedMutexGuard<Conn>),
 }
 
@@ -138,7 +138,9 @@ fn client(c: &Handle) -> &tokio_postgres::Client {
 impl Handle {
     /// A connection from `pool`.
     pub(crate) async fn pooled(pool: &deadpool_postgres::Pool) -> Result<Handle, StoreError> {
-        Ok(Handle::Pool(pool.get().await.map_err(crate::pool_err)?))
+        Ok(Handle::Pool(Box::new(
+            pool.get().await.map_err(crate::pool_err)?,
+        )))
     }
 
     pub(crate) async fn execute(

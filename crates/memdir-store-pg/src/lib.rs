@@ -1273,7 +1273,7 @@ impl Locks for PgStore {
                 .push(h.clone());
             Kind::Change(h)
         } else {
-            Kind::Own(taken)
+            Kind::Own(Box::new(taken))
         };
         Ok(Box::new(PgLock {
             kind,
@@ -1313,7 +1313,7 @@ struct PgLock {
 
 enum Kind {
     /// A lock in a transaction of its own.
-    Own(Conn),
+    Own(Box<Conn>),
     /// The change lock: its transaction is the change's.
     Change(Arc<Held>),
     /// A lock taken inside this thread's change, released with it.
@@ -1329,7 +1329,7 @@ impl PgLock {
         match std::mem::replace(&mut self.kind, Kind::Done) {
             Kind::Own(c) => self.bridge.run(async move {
                 if let Err(e) = c.batch_execute("COMMIT").await {
-                    drop(deadpool_postgres::Object::take(c));
+                    drop(deadpool_postgres::Object::take(*c));
                     return Err(db_err(e));
                 }
                 Ok(())
