@@ -6,6 +6,11 @@
 //! content before the change as a reverse delta against its content after (`delta.rs`). The
 //! newest content is the file itself, so an append stores no bytes of the day again.
 //!
+//! Inside a change (`held.rs`) the record runs in the change's transaction, which already holds
+//! the history lock; a change that is one log append to an existing file, with nothing else
+//! pending, skips `pending` altogether: the append and its history row are one statement
+//! ([`Db::append_and_record`]).
+//!
 //! Reading walks backwards: a file's content after its newest change is the file now (or, while a
 //! change is under way, its `pending` copy), and each older version is the one after it with the
 //! later change's delta applied. The walk is exact because a record holds the tenant's tree lock

@@ -13,7 +13,9 @@
 //! checks ("is a parent a file?", "does the target exist?") cannot race another change.
 //! [`Store::lock`] is a transaction advisory lock in a transaction held open while the guard
 //! lives, released when the guard drops (commit) or the session dies, and safe behind a pooler
-//! in transaction mode (every lock memdir takes is transaction-scoped).
+//! in transaction mode (every lock memdir takes is transaction-scoped). The change lock's
+//! transaction is the change's: every call of the thread holding it runs inside it (`held.rs`),
+//! and every statement is sent unnamed, so pgbouncer in transaction mode serves memdir as is.
 //!
 //! ```no_run
 //! use memdir_store::Store;
