@@ -6,6 +6,11 @@
 //! content before the change as a reverse delta against its content after (`delta.rs`). The
 //! newest content is the file itself, so an append stores no bytes of the day again.
 //!
+//! Inside a change (`held.rs`) the record runs in the change's transaction, which already holds
+//! the history lock; a change that is one log append to an existing file, with nothing else
+//! pending, skips `pending` altogether: the append and its history row are one statement
+//! ([`Db::append_and_record`]).
+//!
 //! Reading walks backwards: a file's content after its newest change is the file now (or, while a
 //! change is under way, its `pending` copy), and each older version is the one after it with the
 //! later change's delta applied. The walk is exact because a record holds the tenant's tree lock
@@ -14,6 +19,7 @@
 //! the git history of a folder.
 
 use crate::delta::{self, Before, Rev};
+use crate::held::{Handle, Tx};
 use crate::{Db, db_err};
 use memdir_core::forget::{Forget, Scrub};
 use memdir_core::path::MemPath;
@@ -24,12 +30,30 @@ use memdir_store::history::{
 use memdir_store::{Actor, Source, StoreError};
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio_postgres::GenericClient;
 
 /// A tenant's change history.
 pub struct PgHistory {
     pub(crate) db: Arc<Db>,
     pub(crate) bridge: Arc<memdir_store::bridge::Bridge>,
+}
+
+/// Who, when and why, for [`Db::append_and_record`].
+struct Recorded<'a> {
+    writer: &'a str,
+    source: Option<&'a str>,
+    message: &'a str,
+    reason: Option<&'a str>,
+    at_s: i64,
+}
+
+/// What [`Db::append_and_record`] did.
+enum Appended {
+    /// The append and its record: the change's sequence number.
+    Recorded(i64),
+    /// The append only (other writes are pending: the record is the usual one).
+    Only,
+    /// Nothing: there is no such file (it is made the usual way).
+    NoFile,
 }
 
 /// What `start` records: the memory as `init` left it, authored by memdir itself.
@@ -88,7 +112,7 @@ fn under(path: &str, dir: &str) -> bool {
 /// Each path's content after its newest recorded change: its `pending` copy while a change is
 /// under way (absent if the file did not exist), else the file (absent if there is none).
 async fn anchors(
-    c: &impl GenericClient,
+    c: &Tx<'_>,
     tenant: &str,
     paths: &[String],
 ) -> Result<HashMap<String, Option<Vec<u8>>>, StoreError> {
@@ -182,7 +206,7 @@ pub(crate) async fn carry_forward(tx: &tokio_postgres::Transaction<'_>) -> Resul
                 .push((changes.len() - 1, before));
         }
         let paths: Vec<String> = files.keys().cloned().collect();
-        let now = anchors(tx, tenant, &paths).await?;
+        let now = anchors(&Tx::Raw(tx), tenant, &paths).await?;
         let mut revs: Vec<Vec<Rev>> = vec![Vec::new(); changes.len()];
         for (path, recorded) in files {
             // The content after each change is the next one's before as recorded, and after
@@ -237,11 +261,126 @@ impl Db {
         reason: Option<String>,
         at_s: i64,
     ) -> Result<Option<String>, StoreError> {
-        let mut c = self.conn().await?;
-        let tx = c.transaction().await.map_err(db_err)?;
+        let Some(h) = memdir_store::bridge::caller().and_then(|t| self.held_by(t)) else {
+            let mut c = self.conn().await?;
+            let tx = c.tx().await?;
+            let id = self
+                .record_on(&tx, writer, source, message, reason, at_s)
+                .await?;
+            tx.commit().await.map_err(db_err)?;
+            return Ok(id);
+        };
+        // In a change: its append, if it kept one, goes with the record in one statement.
+        let recorded = async {
+            let deferred = h.take_deferred();
+            let mut c = Handle::Held(h.conn.clone().lock_owned().await);
+            if let Some((path, data)) = deferred {
+                let r = Recorded {
+                    writer: &writer,
+                    source: source.as_deref(),
+                    message: &message,
+                    reason: reason.as_deref(),
+                    at_s,
+                };
+                match self.append_and_record(&c, &path, &data, r).await? {
+                    Appended::Recorded(seq) => return Ok(Some(change_id(&self.tenant, seq, None))),
+                    Appended::Only => {}
+                    Appended::NoFile => {
+                        self.put_on(&mut c, &path, &data, &crate::Put::Append)
+                            .await?
+                    }
+                }
+            }
+            let tx = c.tx().await?;
+            self.record_on(&tx, writer, source, message, reason, at_s)
+                .await
+        };
+        // Whatever failed, the change's transaction must not commit without its record.
+        recorded.await.inspect_err(|e| h.fail(e))
+    }
+
+    /// Appends `data` to `path` and records the change in one statement, when the append is all
+    /// there is to record (nothing else is pending): the change's delta is the length the file
+    /// had, encoded by `memdir.uvarint` as postcard encodes it (`delta.rs`).
+    async fn append_and_record(
+        &self,
+        c: &Handle,
+        path: &MemPath,
+        data: &[u8],
+        r: Recorded<'_>,
+    ) -> Result<Appended, StoreError> {
+        let revs = [Rev {
+            path: path.as_str().to_string(),
+            before: Before::Edit {
+                head: 0,
+                data: Vec::new(),
+                tail: 0,
+            },
+        }];
+        // The encoding up to the head's varint (0 is one byte), then the empty data and tail.
+        let mut prefix = delta::encode(&revs);
+        prefix.truncate(prefix.len().saturating_sub(3));
+        let (op, summary) = split_summary(summary(r.message), &revs);
+        let row = c
+            .query_one(
+                "WITH old AS MATERIALIZED (
+                     SELECT size AS had, content AS before FROM memdir.files
+                     WHERE tenant = $1 AND path = $2 AND NOT is_dir FOR UPDATE),
+                 busy AS MATERIALIZED (
+                     SELECT EXISTS (SELECT 1 FROM memdir.pending WHERE tenant = $1) AS any),
+                 rec AS (
+                     INSERT INTO memdir.pending (tenant, path, existed, content)
+                     SELECT $1, $2, true, old.before FROM old, busy WHERE busy.any
+                     ON CONFLICT DO NOTHING),
+                 app AS (
+                     UPDATE memdir.files SET content = content || $3,
+                         modified_ms = memdir.now_ms(), version = NULL
+                     FROM old WHERE tenant = $1 AND path = $2 AND NOT is_dir
+                     RETURNING old.had),
+                 hist AS (
+                     INSERT INTO memdir.history
+                         (seq, at_s, tenant_id, writer, source, op, summary, reason, files)
+                     SELECT nextval('memdir.history_seq'), $4, memdir.tenant_id($1), $5, $6, $7,
+                            $8, $9, $10 || memdir.uvarint(app.had) || decode('0000', 'hex')
+                     FROM app, busy WHERE NOT busy.any
+                     RETURNING seq)
+                 SELECT (SELECT count(*) FROM app), (SELECT seq FROM hist)",
+                &[
+                    &self.tenant,
+                    &path.as_str(),
+                    &data,
+                    &r.at_s,
+                    &r.writer,
+                    &r.source,
+                    &op,
+                    &summary,
+                    &r.reason,
+                    &prefix,
+                ],
+            )
+            .await
+            .map_err(db_err)?;
+        let (appended, seq): (i64, Option<i64>) = (row.get(0), row.get(1));
+        Ok(match (appended, seq) {
+            (0, _) => Appended::NoFile,
+            (_, Some(seq)) => Appended::Recorded(seq),
+            (_, None) => Appended::Only,
+        })
+    }
+
+    /// [`Db::record`] in `tx`.
+    async fn record_on(
+        &self,
+        tx: &Tx<'_>,
+        writer: String,
+        source: Option<String>,
+        message: String,
+        reason: Option<String>,
+        at_s: i64,
+    ) -> Result<Option<String>, StoreError> {
         // One record at a time, and no tree change (a file made, removed or renamed) while it
         // reads: what it reads as "after" is what the next change's "before" starts from.
-        lock_history_and_tree(&tx, &self.tenant).await?;
+        lock_history_and_tree(tx, &self.tenant).await?;
         // The touched files' rows are locked (in path order, as every writer locks them) so an
         // append under way either lands before this read or waits for the record.
         let rows = tx
@@ -309,7 +448,6 @@ impl Db {
                 .get(0);
             Some(change_id(&self.tenant, seq, None))
         };
-        tx.commit().await.map_err(db_err)?;
         Ok(id)
     }
 
@@ -386,13 +524,7 @@ impl Db {
     async fn blame(&self, path: MemPath) -> Result<Vec<BlameLine>, StoreError> {
         let mut c = self.conn().await?;
         // The rows and the file in one snapshot, so the walk starts where the rows end.
-        let tx = c
-            .build_transaction()
-            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .await
-            .map_err(db_err)?;
+        let tx = c.read_tx().await?;
         let rows = tx
             .query(
                 "SELECT seq, encode(id, 'hex'), writer, at_s, reason, files FROM memdir.history
@@ -401,7 +533,7 @@ impl Db {
             )
             .await
             .map_err(db_err)?;
-        let anchor = anchors(&*tx, &self.tenant, &[path.as_str().to_string()])
+        let anchor = anchors(&tx, &self.tenant, &[path.as_str().to_string()])
             .await?
             .remove(path.as_str())
             .flatten();
@@ -464,11 +596,7 @@ impl Db {
     }
 
     /// The change a revert names: its sequence number and full id.
-    async fn find(
-        &self,
-        c: &impl GenericClient,
-        id: Option<String>,
-    ) -> Result<(i64, String), StoreError> {
+    async fn find(&self, c: &Tx<'_>, id: Option<String>) -> Result<(i64, String), StoreError> {
         let Some(prefix) = id else {
             let row = c
                 .query_opt(
@@ -520,7 +648,7 @@ impl Db {
     /// walked back from now through the change and every later one.
     async fn touched(
         &self,
-        c: &impl GenericClient,
+        c: &Tx<'_>,
         seq: i64,
     ) -> Result<Vec<(String, Content, Content)>, StoreError> {
         let rows = c
@@ -560,15 +688,9 @@ impl Db {
 
     async fn files_of(&self, id: String) -> Result<(String, Vec<FileChange>), StoreError> {
         let mut c = self.conn().await?;
-        let tx = c
-            .build_transaction()
-            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .await
-            .map_err(db_err)?;
-        let (seq, full) = self.find(&*tx, Some(id)).await?;
-        let touched = self.touched(&*tx, seq).await?;
+        let tx = c.read_tx().await?;
+        let (seq, full) = self.find(&tx, Some(id)).await?;
+        let touched = self.touched(&tx, seq).await?;
         tx.commit().await.map_err(db_err)?;
         let mut out = Vec::with_capacity(touched.len());
         for (p, before, after) in touched {
@@ -588,14 +710,8 @@ impl Db {
 
     async fn revert(&self, id: Option<String>) -> Result<(String, Changes), StoreError> {
         let mut c = self.conn().await?;
-        let tx = c
-            .build_transaction()
-            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .await
-            .map_err(db_err)?;
-        let (seq, full) = self.find(&*tx, id).await?;
+        let tx = c.read_tx().await?;
+        let (seq, full) = self.find(&tx, id).await?;
         let first: i64 = tx
             .query_one(
                 "SELECT min(seq) FROM memdir.history WHERE tenant_id = memdir.tenant_id($1)",
@@ -609,7 +725,7 @@ impl Db {
                 "cannot undo the first commit: it created the folder".into(),
             ));
         }
-        let touched = self.touched(&*tx, seq).await?;
+        let touched = self.touched(&tx, seq).await?;
         let paths: Vec<String> = touched.iter().map(|t| t.0.clone()).collect();
         let now_rows = tx
             .query(
@@ -664,7 +780,7 @@ impl Db {
         dry_run: bool,
     ) -> Result<ForgetReport, StoreError> {
         let mut c = self.conn().await?;
-        let tx = c.transaction().await.map_err(db_err)?;
+        let tx = c.tx().await?;
         lock_history_and_tree(&tx, &self.tenant).await?;
         let rows = tx
             .query(
@@ -706,7 +822,7 @@ impl Db {
             .collect();
         paths.sort();
         paths.dedup();
-        let mut anchored = anchors(&*tx, &self.tenant, &paths).await?;
+        let mut anchored = anchors(&tx, &self.tenant, &paths).await?;
         let mut versions = 0;
         let mut lines = 0;
         let mut scrub = |p: &str, v: Option<Vec<u8>>| -> Option<Vec<u8>> {
@@ -1030,10 +1146,7 @@ impl memdir_store::history::History for PgHistory {
 
 /// Takes, for the rest of `tx`, the tenant's history lock and its tree lock: one record (or
 /// rewrite) of history at a time, and no file made, removed or renamed meanwhile.
-async fn lock_history_and_tree(
-    tx: &tokio_postgres::Transaction<'_>,
-    tenant: &str,
-) -> Result<(), StoreError> {
+async fn lock_history_and_tree(tx: &Tx<'_>, tenant: &str) -> Result<(), StoreError> {
     tx.execute(
         "SELECT pg_advisory_xact_lock(memdir.lock_key('history', $1, '')),
                 pg_advisory_xact_lock(memdir.lock_key('tree', $1, ''))",

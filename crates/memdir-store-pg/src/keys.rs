@@ -7,7 +7,8 @@
 //! The table is migration 7 (`IF NOT EXISTS`: a database where an earlier build made it on first
 //! use keeps it). Removing a tenant removes its row.
 
-use crate::{Db, db_err, pool_err};
+use crate::held::Handle;
+use crate::{Db, db_err};
 use memdir_store::bridge::Bridge;
 use memdir_store::{KeyStore, StoreError};
 use std::sync::Arc;
@@ -38,7 +39,7 @@ impl PgKeys {
     ) -> Result<T, StoreError> {
         let (db, name) = (self.db.clone(), name.to_string());
         self.bridge.run(async move {
-            let c = db.pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&db.pool).await?;
             match value {
                 None => {
                     let rows = c.query(sql, &[&db.tenant, &name]).await.map_err(db_err)?;

@@ -13,7 +13,9 @@
 //! checks ("is a parent a file?", "does the target exist?") cannot race another change.
 //! [`Store::lock`] is a transaction advisory lock in a transaction held open while the guard
 //! lives, released when the guard drops (commit) or the session dies, and safe behind a pooler
-//! in transaction mode (every lock memdir takes is transaction-scoped).
+//! in transaction mode (every lock memdir takes is transaction-scoped). The change lock's
+//! transaction is the change's: every call of the thread holding it runs inside it (`held.rs`),
+//! and every statement is sent unnamed, so pgbouncer in transaction mode serves memdir as is.
 //!
 //! ```no_run
 //! use memdir_store::Store;
@@ -25,6 +27,7 @@
 #![deny(missing_docs)]
 
 mod delta;
+mod held;
 mod history;
 mod keys;
 mod prefetch;
@@ -41,7 +44,8 @@ pub use keys::PgKeys;
 pub use tenants::{PgTenants, SERVICE_POOL_SIZE};
 pub use vectors::PgVectors;
 
-use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use held::{Handle, Held, Tx};
 use memdir_core::path::MemPath;
 use memdir_store::bridge::Bridge;
 use memdir_store::paths;
@@ -86,6 +90,8 @@ struct Db {
     memory: String,
     /// What each thread prefetched (see `prefetch.rs`).
     snaps: prefetch::Snapshots,
+    /// The changes in progress, one per thread that holds the change lock (see `held.rs`).
+    held: Mutex<Vec<Arc<Held>>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -247,7 +253,7 @@ impl PgStore {
         let store = Self::connect(url).map_err(StoreError::from)?;
         let db = store.db.clone();
         let exists = store.bridge.run(async move {
-            let c = db.pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&db.pool).await?;
             let row = c
                 .query_opt(
                     "SELECT 1 FROM memdir.tenants WHERE tenant = $1",
@@ -278,7 +284,7 @@ impl PgStore {
         }?;
         let db = store.db.clone();
         store.bridge.run(async move {
-            let c = db.pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&db.pool).await?;
             c.execute(
                 "INSERT INTO memdir.tenants (tenant, created_ms) VALUES ($1, memdir.now_ms())
                  ON CONFLICT DO NOTHING",
@@ -332,7 +338,7 @@ impl PgStore {
                     let v = v.unwrap_or_else(|| version_of(&data));
                     Ok((data, v))
                 }
-                None => Err(db.missing(&c, &path).await),
+                None => Err(db.missing(&c.plain(), &path).await),
             }
         })
     }
@@ -376,6 +382,7 @@ impl PgStore {
             tenant,
             memory,
             snaps: prefetch::Snapshots::default(),
+            held: Mutex::new(Vec::new()),
         });
         PgStore {
             db,
@@ -391,7 +398,14 @@ impl PgStore {
         F: FnOnce(Arc<Db>) -> Fut,
         Fut: std::future::Future<Output = Result<T, StoreError>> + Send + 'static,
     {
-        self.bridge.run(f(self.db.clone()))
+        let out = self.bridge.run(f(self.db.clone()));
+        // A database error inside a change has aborted its transaction: it cannot commit.
+        if let Err(e @ StoreError::Backend(_)) = &out
+            && let Some(h) = self.db.held_by(std::thread::current().id())
+        {
+            h.fail(e);
+        }
+        out
     }
 }
 
@@ -466,12 +480,29 @@ fn shown(path: &str) -> &str {
 type Conn = deadpool_postgres::Object;
 
 impl Db {
-    async fn conn(&self) -> Result<Conn, StoreError> {
-        self.pool.get().await.map_err(pool_err)
+    /// The connection for a call: the change's, when the calling thread holds one on this
+    /// tenant (an append it kept is sent first), else one from the pool.
+    async fn conn(&self) -> Result<Handle, StoreError> {
+        if let Some(h) = memdir_store::bridge::caller().and_then(|t| self.held_by(t)) {
+            let mut c = Handle::Held(h.conn.clone().lock_owned().await);
+            if let Some((path, data)) = h.take_deferred() {
+                self.put_on(&mut c, &path, &data, &Put::Append)
+                    .await
+                    .inspect_err(|e| h.fail(e))?;
+            }
+            return Ok(c);
+        }
+        Handle::pooled(&self.pool).await
+    }
+
+    /// The change `thread` holds on this tenant, if any.
+    fn held_by(&self, thread: std::thread::ThreadId) -> Option<Arc<Held>> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.iter().find(|h| h.thread == thread).cloned()
     }
 
     /// Why `path` is not there: a file where a folder should be, or simply nothing.
-    async fn missing(&self, c: &impl GenericClient, path: &MemPath) -> StoreError {
+    async fn missing(&self, c: &Tx<'_>, path: &MemPath) -> StoreError {
         let parts = ancestors(path);
         let sql = "SELECT 1 FROM memdir.files WHERE tenant = $1 AND path = ANY($2) AND NOT is_dir";
         match c.query_opt(sql, &[&self.tenant, &parts]).await {
@@ -485,7 +516,7 @@ impl Db {
     /// transaction that holds the tenant lock.
     async fn ensure_dirs(
         &self,
-        tx: &deadpool_postgres::Transaction<'_>,
+        tx: &Tx<'_>,
         dirs: &[String],
         shown_path: &str,
     ) -> Result<(), StoreError> {
@@ -521,11 +552,8 @@ impl Db {
 
     /// Starts a transaction that holds the tenant's lock on the tree, so its checks ("is a
     /// parent a file?", "is the target free?") hold until it commits.
-    async fn tree_tx<'c>(
-        &self,
-        c: &'c mut Conn,
-    ) -> Result<deadpool_postgres::Transaction<'c>, StoreError> {
-        let tx = c.transaction().await.map_err(db_err)?;
+    async fn tree_tx<'c>(&self, c: &'c mut Handle) -> Result<Tx<'c>, StoreError> {
+        let tx = c.tx().await?;
         tx.execute(
             "SELECT pg_advisory_xact_lock(memdir.lock_key('tree', $1, ''))",
             &[&self.tenant],
@@ -538,11 +566,7 @@ impl Db {
     /// Locks the rows of `path` and everything under it. Every writer locks a file's row before
     /// its `pending` row (the one-statement rewrite and append do so too), so two writers never
     /// wait for each other in a circle.
-    async fn lock_rows(
-        &self,
-        tx: &deadpool_postgres::Transaction<'_>,
-        path: &str,
-    ) -> Result<(), StoreError> {
+    async fn lock_rows(&self, tx: &Tx<'_>, path: &str) -> Result<(), StoreError> {
         tx.execute(
             "SELECT 1 FROM memdir.files WHERE tenant = $1
                AND (path = $2 OR (path >= $2 || '/' AND path < $2 || '0'))
@@ -556,11 +580,7 @@ impl Db {
 
     /// Notes the content of `paths` before their first write since the last recorded change
     /// (for history), inside the write's transaction.
-    async fn touch(
-        &self,
-        tx: &deadpool_postgres::Transaction<'_>,
-        paths: &[&str],
-    ) -> Result<(), StoreError> {
+    async fn touch(&self, tx: &Tx<'_>, paths: &[&str]) -> Result<(), StoreError> {
         tx.execute(
             "INSERT INTO memdir.pending (tenant, path, existed, content)
              SELECT $1, t.p, f.path IS NOT NULL, coalesce(f.content, '')
@@ -575,7 +595,13 @@ impl Db {
     }
 
     /// Writes a file that may not exist yet: under the tree lock, with its folders made first.
-    async fn put_new(&self, path: &MemPath, data: &[u8], how: &Put) -> Result<(), StoreError> {
+    async fn put_new(
+        &self,
+        c: &mut Handle,
+        path: &MemPath,
+        data: &[u8],
+        how: &Put,
+    ) -> Result<(), StoreError> {
         let sql = match how {
             Put::Append => {
                 "INSERT INTO memdir.files (tenant, path, parent, is_dir, content, modified_ms, version)
@@ -603,8 +629,7 @@ impl Db {
             Put::Append => None,
             Put::Write(_) => Some(version_of(data)),
         };
-        let mut c = self.conn().await?;
-        let tx = self.tree_tx(&mut c).await?;
+        let tx = self.tree_tx(c).await?;
         self.ensure_dirs(&tx, &ancestors(path), path.as_str())
             .await?;
         self.lock_rows(&tx, path.as_str()).await?;
@@ -640,6 +665,7 @@ impl Db {
     /// content for history; `false` when there is no such file.
     async fn put_existing(
         &self,
+        c: &Handle,
         path: &MemPath,
         data: &[u8],
         append: bool,
@@ -667,7 +693,6 @@ impl Db {
              FROM old WHERE tenant = $1 AND path = $2 AND NOT is_dir"
         };
         let version = (!append).then(|| version_of(data));
-        let c = self.conn().await?;
         let n = if append {
             c.execute(sql, &[&self.tenant, &path.as_str(), &data]).await
         } else {
@@ -681,12 +706,12 @@ impl Db {
     /// Rewrites a file only if its version is `want`, checked under the row's lock.
     async fn put_matching(
         &self,
+        c: &mut Handle,
         path: &MemPath,
         data: &[u8],
         want: &str,
     ) -> Result<(), StoreError> {
-        let mut c = self.conn().await?;
-        let tx = c.transaction().await.map_err(db_err)?;
+        let tx = c.tx().await?;
         let row = tx
             .query_opt(
                 "SELECT version, CASE WHEN version IS NULL THEN content END FROM memdir.files
@@ -713,24 +738,50 @@ impl Db {
         tx.commit().await.map_err(db_err)
     }
 
-    /// Every whole-file write and append.
+    /// Every whole-file write and append. A change's append is kept to go with its record
+    /// (see `held.rs`).
     async fn put(&self, path: MemPath, data: Vec<u8>, how: Put) -> Result<(), StoreError> {
         paths::not_root(&path)?;
-        match &how {
-            Put::Write(Pre::Matches(v)) => return self.put_matching(&path, &data, v).await,
+        if matches!(how, Put::Append)
+            && !data.is_empty()
+            && let Some(h) = memdir_store::bridge::caller().and_then(|t| self.held_by(t))
+        {
+            if let Some((p, d)) = h.defer(path, data) {
+                // Two appends in one change: the first goes now, the second with the record.
+                let mut c = Handle::Held(h.conn.clone().lock_owned().await);
+                self.put_on(&mut c, &p, &d, &Put::Append)
+                    .await
+                    .inspect_err(|e| h.fail(e))?;
+            }
+            return Ok(());
+        }
+        let mut c = self.conn().await?;
+        self.put_on(&mut c, &path, &data, &how).await
+    }
+
+    /// [`Db::put`] on the connection `c`, now.
+    async fn put_on(
+        &self,
+        c: &mut Handle,
+        path: &MemPath,
+        data: &[u8],
+        how: &Put,
+    ) -> Result<(), StoreError> {
+        match how {
+            Put::Write(Pre::Matches(v)) => return self.put_matching(c, path, data, v).await,
             Put::Write(Pre::Absent) => {}
             Put::Write(Pre::Any) => {
-                if self.put_existing(&path, &data, false).await? {
+                if self.put_existing(c, path, data, false).await? {
                     return Ok(());
                 }
             }
             Put::Append => {
-                if self.put_existing(&path, &data, true).await? {
+                if self.put_existing(c, path, data, true).await? {
                     return Ok(());
                 }
             }
         }
-        self.put_new(&path, &data, &how).await
+        self.put_new(c, path, data, how).await
     }
 }
 
@@ -825,7 +876,7 @@ impl Store for PgStore {
                 out.push(entry(p, is_dir, r.get(2), r.get(3))?);
             }
             if !found {
-                return Err(db.missing(&c, &dir).await);
+                return Err(db.missing(&c.plain(), &dir).await);
             }
             Ok(out)
         })
@@ -1156,7 +1207,7 @@ impl Store for PgStore {
                 }
             }
             if !found {
-                return Err(db.missing(&c, &dir).await);
+                return Err(db.missing(&c.plain(), &dir).await);
             }
             Ok(out)
         })
@@ -1170,26 +1221,65 @@ impl Locks for PgStore {
         // A second session asking for an advisory lock this thread holds through another
         // session would wait for itself forever.
         let held = Reentry::enter(&self.db.memory, &key, &name)?;
+        if self.db.held_by(std::thread::current().id()).is_some() {
+            // Inside this thread's change: taken in the change's transaction, so it is
+            // released when the change commits or rolls back.
+            self.call(|db| async move {
+                let c = db.conn().await?;
+                c.execute(
+                    "SELECT pg_advisory_xact_lock(memdir.lock_key('lock', $1, $2))",
+                    &[&db.tenant, &key],
+                )
+                .await
+                .map_err(db_err)?;
+                Ok(())
+            })?;
+            return Ok(Box::new(PgLock {
+                kind: Kind::InChange,
+                db: self.db.clone(),
+                bridge: self.bridge.clone(),
+                _held: held,
+            }));
+        }
+        // The change lock also takes the history lock (one record at a time), so the change's
+        // record needs no statement of its own to take it.
+        let change = matches!(name, LockName::Git);
+        let sql = if change {
+            "SELECT pg_advisory_xact_lock(memdir.lock_key('lock', $1, $2)),
+                    pg_advisory_xact_lock(memdir.lock_key('history', $1, ''))"
+        } else {
+            "SELECT pg_advisory_xact_lock(memdir.lock_key('lock', $1, $2))"
+        };
         let taken = self.call(|db| async move {
-            let c = db.conn().await?;
+            let c = db.pool.get().await.map_err(pool_err)?;
             // A transaction-scoped lock in a transaction left open while the guard lives: a
             // pooler in transaction mode keeps one server connection for the whole transaction,
             // where a session lock would stay on a connection the pooler hands to others.
             c.batch_execute("BEGIN").await.map_err(db_err)?;
-            let locked = c
-                .execute(
-                    "SELECT pg_advisory_xact_lock(memdir.lock_key('lock', $1, $2))",
-                    &[&db.tenant, &key],
-                )
-                .await;
-            if let Err(e) = locked {
+            let params: [(&(dyn tokio_postgres::types::ToSql + Sync), _); 2] = [
+                (&db.tenant, tokio_postgres::types::Type::TEXT),
+                (&key, tokio_postgres::types::Type::TEXT),
+            ];
+            if let Err(e) = c.execute_typed(sql, &params).await {
                 drop(deadpool_postgres::Object::take(c));
                 return Err(db_err(e));
             }
             Ok(c)
-        });
+        })?;
+        let kind = if change {
+            let h = Arc::new(Held::new(taken));
+            self.db
+                .held
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(h.clone());
+            Kind::Change(h)
+        } else {
+            Kind::Own(Box::new(taken))
+        };
         Ok(Box::new(PgLock {
-            conn: Some(taken?),
+            kind,
+            db: self.db.clone(),
             bridge: self.bridge.clone(),
             _held: held,
         }))
@@ -1211,28 +1301,98 @@ fn entry(path: &str, is_dir: bool, size: i64, modified_ms: i64) -> Result<Entry,
     })
 }
 
-/// A held advisory lock: a transaction-scoped lock in a transaction open on `conn`. Dropping it
+/// A held advisory lock: a transaction-scoped lock in a transaction open on a connection of its
+/// own, or on the change's (the change lock's own transaction: see `held.rs`). Releasing it
 /// commits (which releases the lock) and gives the connection back; if the commit cannot be
 /// confirmed the connection is closed instead, which ends the transaction and so the lock.
 struct PgLock {
-    conn: Option<Conn>,
+    kind: Kind,
+    db: Arc<Db>,
     bridge: Arc<Bridge>,
     /// Released after the unlock, when the guard's fields drop.
     _held: Reentry,
 }
 
-impl LockGuard for PgLock {}
+enum Kind {
+    /// A lock in a transaction of its own.
+    Own(Box<Conn>),
+    /// The change lock: its transaction is the change's.
+    Change(Arc<Held>),
+    /// A lock taken inside this thread's change, released with it.
+    InChange,
+    /// Released already.
+    Done,
+}
+
+impl PgLock {
+    /// Ends the lock's transaction: commits it, or rolls it back when the change it carries
+    /// cannot commit, and says which.
+    fn end(&mut self) -> Result<(), StoreError> {
+        match std::mem::replace(&mut self.kind, Kind::Done) {
+            Kind::Own(c) => self.bridge.run(async move {
+                if let Err(e) = c.batch_execute("COMMIT").await {
+                    drop(deadpool_postgres::Object::take(*c));
+                    return Err(db_err(e));
+                }
+                Ok(())
+            }),
+            Kind::Change(h) => {
+                // Later calls of this thread go to the pool again.
+                self.db
+                    .held
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .retain(|x| !Arc::ptr_eq(x, &h));
+                let db = self.db.clone();
+                self.bridge.run(async move {
+                    let mut c = Handle::Held(h.conn.clone().lock_owned().await);
+                    if h.failure().is_none()
+                        && let Some((path, data)) = h.take_deferred()
+                        && let Err(e) = db.put_on(&mut c, &path, &data, &Put::Append).await
+                    {
+                        h.fail(&e);
+                    }
+                    let end = if h.failure().is_some() {
+                        "ROLLBACK"
+                    } else {
+                        "COMMIT"
+                    };
+                    let ended = c.batch_execute(end).await;
+                    drop(c);
+                    let failure = h.failure();
+                    // A connection whose transaction may still be open never goes back.
+                    if ended.is_err()
+                        && let Ok(held) = Arc::try_unwrap(h)
+                        && let Ok(m) = Arc::try_unwrap(held.conn)
+                    {
+                        drop(deadpool_postgres::Object::take(m.into_inner()));
+                    }
+                    match (failure, ended) {
+                        (Some(e), _) => Err(StoreError::Backend(format!(
+                            "the change was rolled back, nothing of it is kept: {e}"
+                        ))),
+                        (None, Err(e)) => Err(db_err(e)),
+                        (None, Ok(())) => Ok(()),
+                    }
+                })
+            }
+            Kind::InChange | Kind::Done => Ok(()),
+        }
+    }
+}
+
+impl LockGuard for PgLock {
+    fn atomic(&self) -> bool {
+        matches!(self.kind, Kind::Change(_))
+    }
+
+    fn release(mut self: Box<Self>) -> Result<(), StoreError> {
+        self.end()
+    }
+}
 
 impl Drop for PgLock {
     fn drop(&mut self) {
-        let Some(c) = self.conn.take() else {
-            return;
-        };
-        let _ = self.bridge.run(async move {
-            if c.batch_execute("COMMIT").await.is_err() {
-                drop(deadpool_postgres::Object::take(c));
-            }
-            Ok(())
-        });
+        let _ = self.end();
     }
 }

@@ -199,6 +199,25 @@ CREATE TABLE memdir.sweeps (
 CREATE INDEX sweeps_due ON memdir.sweeps (due_ms);
 INSERT INTO memdir.sweeps (tenant) SELECT tenant FROM memdir.credentials ON CONFLICT DO NOTHING;
 "#,
+    // 9: a number as postcard's unsigned varint (LEB128), so a change's log append and its
+    // history record are one statement: the record's delta is the length the file had, which
+    // only the database knows (history.rs, `append_and_record`).
+    r#"
+CREATE FUNCTION memdir.uvarint(n bigint) RETURNS bytea
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+    out bytea := '';
+BEGIN
+    LOOP
+        IF n < 128 THEN
+            RETURN out || set_byte('\x00'::bytea, 0, n::int);
+        END IF;
+        out := out || set_byte('\x00'::bytea, 0, ((n & 127) | 128)::int);
+        n := n >> 7;
+    END LOOP;
+END
+$$;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -261,8 +280,9 @@ async fn after(version: i32, tx: &tokio_postgres::Transaction<'_>) -> Result<(),
 
 /// The schema version in the database (0 when there is none), refusing one newer than this build.
 async fn current(client: &Client) -> Result<i32, StoreError> {
+    // Unnamed statements (see held.rs): this runs outside a transaction, perhaps via a pooler.
     let exists: bool = client
-        .query_one("SELECT to_regclass('memdir.migrations') IS NOT NULL", &[])
+        .query_typed_one("SELECT to_regclass('memdir.migrations') IS NOT NULL", &[])
         .await
         .map_err(db_err)?
         .get(0);
@@ -270,7 +290,7 @@ async fn current(client: &Client) -> Result<i32, StoreError> {
         return Ok(0);
     }
     let v: i32 = client
-        .query_one(
+        .query_typed_one(
             "SELECT coalesce(max(version), 0) FROM memdir.migrations",
             &[],
         )

@@ -6,8 +6,9 @@
 //! that conflicts on its second use. Rows reference their tenant, so purging a tenant removes
 //! its people's sessions with it.
 
+use crate::db_err;
+use crate::held::Handle;
 use crate::tenants::PgTenants;
-use crate::{db_err, pool_err};
 use memdir_store::StoreError;
 use memdir_store::signins::{PersonSession, SignIns};
 
@@ -60,7 +61,7 @@ impl SignIns for PgTenants {
             person.to_string(),
         );
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             c.execute(
                 "DELETE FROM memdir.ui_signins WHERE expires_ms <= $1",
                 &[&now_ms],
@@ -85,7 +86,7 @@ impl SignIns for PgTenants {
     ) -> Result<Option<(String, String)>, StoreError> {
         let (pool, h) = (self.pool.clone(), code_sha256.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let row = c
                 .query_opt(
                     "SELECT tenant, person FROM memdir.ui_signins
@@ -105,7 +106,7 @@ impl SignIns for PgTenants {
     ) -> Result<Option<(String, String)>, StoreError> {
         let (pool, h) = (self.pool.clone(), code_sha256.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let row = c
                 .query_opt(
                     "UPDATE memdir.ui_signins SET used = true
@@ -133,7 +134,7 @@ impl SignIns for PgTenants {
             person.to_string(),
         );
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let n = c
                 .execute(
                     "INSERT INTO memdir.ui_signins (sha256, kind, tenant, person, expires_ms, used)
@@ -160,7 +161,7 @@ impl SignIns for PgTenants {
             person.to_string(),
         );
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             c.execute(
                 "INSERT INTO memdir.ui_sessions (sha256, tenant, person, created_ms, seen_ms)
                  VALUES ($1, $2, $3, $4, $4)",
@@ -175,7 +176,7 @@ impl SignIns for PgTenants {
     fn session(&self, session_sha256: &str) -> Result<Option<PersonSession>, StoreError> {
         let (pool, h) = (self.pool.clone(), session_sha256.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let row = c
                 .query_opt(
                     "SELECT tenant, person, created_ms, seen_ms FROM memdir.ui_sessions
@@ -196,7 +197,7 @@ impl SignIns for PgTenants {
     fn touch_session(&self, session_sha256: &str, now_ms: i64) -> Result<(), StoreError> {
         let (pool, h) = (self.pool.clone(), session_sha256.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             c.execute(
                 "UPDATE memdir.ui_sessions SET seen_ms = greatest(seen_ms, $2) WHERE sha256 = $1",
                 &[&h, &now_ms],
@@ -210,7 +211,7 @@ impl SignIns for PgTenants {
     fn end_session(&self, session_sha256: &str) -> Result<(), StoreError> {
         let (pool, h) = (self.pool.clone(), session_sha256.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             c.execute("DELETE FROM memdir.ui_sessions WHERE sha256 = $1", &[&h])
                 .await
                 .map_err(db_err)?;
@@ -225,7 +226,7 @@ impl SignIns for PgTenants {
     ) -> Result<(), StoreError> {
         let pool = self.pool.clone();
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             c.execute(
                 "DELETE FROM memdir.ui_sessions WHERE seen_ms < $1 OR created_ms < $2",
                 &[&seen_before_ms, &created_before_ms],
@@ -239,7 +240,7 @@ impl SignIns for PgTenants {
     fn announce(&self, base_url: &str, now_ms: i64) -> Result<(), StoreError> {
         let (pool, u) = (self.pool.clone(), base_url.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             c.execute(
                 "INSERT INTO memdir.ui_served (one, base_url, at_ms) VALUES (true, $1, $2)
                  ON CONFLICT (one) DO UPDATE SET base_url = $1, at_ms = $2",
@@ -254,7 +255,7 @@ impl SignIns for PgTenants {
     fn announced(&self) -> Result<Option<String>, StoreError> {
         let pool = self.pool.clone();
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let row = c
                 .query_opt("SELECT base_url FROM memdir.ui_served", &[])
                 .await

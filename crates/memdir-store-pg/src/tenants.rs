@@ -5,7 +5,8 @@
 //! as its 32 bytes) through the table's unique index: the hash of a random 256-bit secret gives
 //! nothing to steer by timing.
 
-use crate::{Connect, PgStore, TENANT_PARAM, db_err, pool_err};
+use crate::held::Handle;
+use crate::{Connect, PgStore, TENANT_PARAM, db_err};
 use deadpool_postgres::Pool;
 use memdir_store::StoreError;
 use memdir_store::bridge::Bridge;
@@ -102,8 +103,8 @@ impl Tenants for PgTenants {
         check_principal(&tenant.principal)?;
         let (pool, t, h) = (self.pool.clone(), tenant.clone(), token_hash.to_string());
         self.bridge.run(async move {
-            let mut c = pool.get().await.map_err(pool_err)?;
-            let tx = c.transaction().await.map_err(db_err)?;
+            let mut c = Handle::pooled(&pool).await?;
+            let tx = c.tx().await?;
             tx.execute(
                 "INSERT INTO memdir.tenants (tenant, created_ms) VALUES ($1, memdir.now_ms())
                  ON CONFLICT DO NOTHING",
@@ -143,7 +144,7 @@ impl Tenants for PgTenants {
         let pool = self.pool.clone();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let rows = c
                 .query(
                     "WITH due AS (
@@ -182,7 +183,7 @@ impl Tenants for PgTenants {
     fn swept(&self, name: &str, every_ms: i64) -> Result<(), StoreError> {
         let (pool, name) = (self.pool.clone(), name.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             c.execute(
                 "UPDATE memdir.sweeps SET due_ms = memdir.now_ms() + $2, lease_ms = 0
                  WHERE tenant = $1",
@@ -197,7 +198,7 @@ impl Tenants for PgTenants {
     fn list(&self) -> Result<Vec<Tenant>, StoreError> {
         let pool = self.pool.clone();
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let rows = c
                 .query(
                     "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
@@ -216,7 +217,7 @@ impl Tenants for PgTenants {
         let after = after.map(str::to_string);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let rows = c
                 .query(
                     "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
@@ -233,7 +234,7 @@ impl Tenants for PgTenants {
     fn set_token(&self, name: &str, token_hash: &str) -> Result<(), StoreError> {
         let (pool, n, h) = (self.pool.clone(), name.to_string(), token_hash.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let n_set = c
                 .execute(
                     "UPDATE memdir.credentials SET token_digest = decode($2, 'hex'), token_set_ms = memdir.now_ms()
@@ -253,8 +254,8 @@ impl Tenants for PgTenants {
         check_name(name)?;
         let (pool, n) = (self.pool.clone(), name.to_string());
         self.bridge.run(async move {
-            let mut c = pool.get().await.map_err(pool_err)?;
-            let tx = c.transaction().await.map_err(db_err)?;
+            let mut c = Handle::pooled(&pool).await?;
+            let tx = c.tx().await?;
             let creds = tx
                 .execute("DELETE FROM memdir.credentials WHERE tenant = $1", &[&n])
                 .await
@@ -301,7 +302,7 @@ impl Tenants for PgTenants {
     fn by_token(&self, token_hash: &str) -> Result<Option<Tenant>, StoreError> {
         let (pool, h) = (self.pool.clone(), token_hash.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let row = c
                 .query_opt(
                     "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
@@ -317,7 +318,7 @@ impl Tenants for PgTenants {
     fn get(&self, name: &str) -> Result<Option<Tenant>, StoreError> {
         let (pool, n) = (self.pool.clone(), name.to_string());
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             let row = c
                 .query_opt(
                     "SELECT tenant, principal, created_ms, token_set_ms FROM memdir.credentials
@@ -334,7 +335,7 @@ impl Tenants for PgTenants {
         let store = self.store(name)?;
         let (pool, n) = (self.pool.clone(), name.to_string());
         let exists = self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             if create {
                 c.execute(
                     "INSERT INTO memdir.tenants (tenant, created_ms) VALUES ($1, memdir.now_ms())
@@ -359,7 +360,7 @@ impl Tenants for PgTenants {
     fn ready(&self) -> Result<(), StoreError> {
         let pool = self.pool.clone();
         self.bridge.run(async move {
-            let c = pool.get().await.map_err(pool_err)?;
+            let c = Handle::pooled(&pool).await?;
             c.query_one("SELECT 1", &[]).await.map_err(db_err)?;
             Ok(())
         })

@@ -217,3 +217,124 @@ macro_rules! pg_or_skip {
         }
     };
 }
+
+/// A pgbouncer of its own in transaction mode in front of the test server (issue 35): on a free
+/// loopback port, any user name let through as the server's, killed when dropped.
+pub struct Pgbouncer {
+    child: std::process::Child,
+    port: u16,
+    user: String,
+    dir: std::path::PathBuf,
+}
+
+impl Pgbouncer {
+    /// Starts one in front of `db`'s server, or `None` (after saying so) when pgbouncer is not
+    /// installed; `MEMDIR_REQUIRE_PGBOUNCER=1` (set by `.ci/run`) turns that into a failure.
+    pub fn start(db: &TestDb) -> Option<Pgbouncer> {
+        let bin = ["pgbouncer", "/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"]
+            .into_iter()
+            .find(|b| {
+                std::process::Command::new(b)
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            });
+        let Some(bin) = bin else {
+            if std::env::var("MEMDIR_REQUIRE_PGBOUNCER").is_ok_and(|v| v == "1") {
+                panic!("pgbouncer is required (MEMDIR_REQUIRE_PGBOUNCER=1) but is not installed");
+            }
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED (pgbouncer is not installed: apt-get install pgbouncer); set MEMDIR_REQUIRE_PGBOUNCER=1 to fail instead"
+            );
+            return None;
+        };
+        let config: tokio_postgres::Config = db.server.parse().unwrap();
+        let host = match config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+            _ => "127.0.0.1".to_string(),
+        };
+        let server_port = config.get_ports().first().copied().unwrap_or(5432);
+        let user = config.get_user().unwrap_or("postgres").to_string();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = std::env::temp_dir().join(format!(
+            "memdir-pgbouncer-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        // pgbouncer refuses to run as root: then it runs as `nobody`, which reads the config.
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ini = dir.join("pgbouncer.ini");
+        std::fs::write(
+            &ini,
+            format!(
+                "[databases]\n* = host={host} port={server_port} user={user}\n\
+                 [pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\n\
+                 auth_type = any\npool_mode = transaction\nmax_client_conn = 1000\n\
+                 default_pool_size = 40\nunix_socket_dir =\n\
+                 ignore_startup_parameters = extra_float_digits,options\n"
+            ),
+        )
+        .unwrap();
+        let log = std::fs::File::create(dir.join("pgbouncer.log")).unwrap();
+        let mut cmd = std::process::Command::new(bin);
+        if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+            cmd.args(["-u", "nobody"]);
+        }
+        let child = cmd
+            .arg(&ini)
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let bouncer = Pgbouncer {
+            child,
+            port,
+            user,
+            dir,
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "pgbouncer did not listen: {}",
+                std::fs::read_to_string(bouncer.dir.join("pgbouncer.log")).unwrap_or_default()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Some(bouncer)
+    }
+
+    /// The store URL of `tenant` in `db`, through this pgbouncer; without a tenant (`None`),
+    /// the URL a service root takes.
+    pub fn url(&self, db: &TestDb, tenant: Option<&str>) -> String {
+        let base = format!(
+            "postgres://{}@127.0.0.1:{}/{}",
+            self.user, self.port, db.name
+        );
+        match tenant {
+            Some(t) => format!("{base}?tenant={t}"),
+            None => base,
+        }
+    }
+
+    /// What pgbouncer logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("pgbouncer.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Pgbouncer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

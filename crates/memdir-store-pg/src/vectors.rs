@@ -19,7 +19,6 @@ use memdir_store::bridge::Bridge;
 use memdir_store::vectors::{ChunkVisit, FileVectors, IndexedFile, RebuildFill, VectorStore};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tokio_postgres::IsolationLevel;
 
 /// Bytes of embeddings a store keeps between searches at most; past it, a search fetches them.
 const CACHE_MAX: usize = 256 << 20;
@@ -90,7 +89,7 @@ impl PgVectors {
 /// needed and, for a change to the chunks (`bump`), bumps `gen`; returns the build and `gen`
 /// the write goes under.
 async fn begin_write(
-    tx: &deadpool_postgres::Transaction<'_>,
+    tx: &crate::held::Tx<'_>,
     tenant: &str,
     build: Option<i64>,
     bump: bool,
@@ -151,7 +150,7 @@ impl VectorStore for PgVectors {
             .collect();
         self.call(|db, build| async move {
             let mut c = db.conn().await?;
-            let tx = c.transaction().await.map_err(db_err)?;
+            let tx = c.tx().await?;
             // Settings change nothing a scan holds: no new `gen`, but the tenant's lock.
             let (build, _) = begin_write(&tx, &db.tenant, build, false).await?;
             for (k, v) in &pairs {
@@ -218,7 +217,7 @@ impl VectorStore for PgVectors {
             .collect();
         self.call(|db, build| async move {
             let mut c = db.conn().await?;
-            let tx = c.transaction().await.map_err(db_err)?;
+            let tx = c.tx().await?;
             let (build, gen_) = begin_write(&tx, &db.tenant, build, true).await?;
             for (f, date, (lines, shown, vecs)) in &files {
                 // The chunks go with the file row (ON DELETE CASCADE).
@@ -255,7 +254,7 @@ impl VectorStore for PgVectors {
         let gone = gone.to_vec();
         self.call(|db, build| async move {
             let mut c = db.conn().await?;
-            let tx = c.transaction().await.map_err(db_err)?;
+            let tx = c.tx().await?;
             let (build, _) = begin_write(&tx, &db.tenant, build, !gone.is_empty()).await?;
             for f in &touched {
                 tx.execute(
@@ -303,13 +302,7 @@ impl VectorStore for PgVectors {
         );
         let (build, gen_, listed, chunks): Fetched = self.call(|db, build| async move {
             let mut c = db.conn().await?;
-            let tx = c
-                .build_transaction()
-                .isolation_level(IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .await
-                .map_err(db_err)?;
+            let tx = c.read_tx().await?;
             let (b, g) = match build {
                 Some(b) => (b, -1),
                 None => tx
@@ -418,7 +411,7 @@ impl VectorStore for PgVectors {
         let ok = filled.is_ok();
         let swapped = self.call(move |db, _| async move {
             let mut c = db.conn().await?;
-            let tx = c.transaction().await.map_err(db_err)?;
+            let tx = c.tx().await?;
             if ok {
                 begin_write(&tx, &db.tenant, None, true).await?;
                 tx.execute(

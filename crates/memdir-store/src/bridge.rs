@@ -9,6 +9,17 @@
 use crate::store::StoreError;
 use std::future::Future;
 
+tokio::task_local! {
+    /// The thread that called [`Bridge::run`] for the running call.
+    static CALLER: std::thread::ThreadId;
+}
+
+/// The thread whose [`Bridge::run`] call is running this future (`None` outside one): a
+/// backend that ties a connection to a thread (PostgreSQL's change in progress) finds it by this.
+pub fn caller() -> Option<std::thread::ThreadId> {
+    CALLER.try_with(|t| *t).ok()
+}
+
 /// The store's own runtime; shut down without blocking when the last user drops it, so dropping
 /// a store inside an async context is safe too.
 pub struct Bridge {
@@ -41,8 +52,9 @@ impl Bridge {
             StoreError::Backend(format!("the {} client is shut down", self.client))
         })?;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let caller = std::thread::current().id();
         rt.spawn(async move {
-            let _ = tx.send(fut.await);
+            let _ = tx.send(CALLER.scope(caller, fut).await);
         });
         rx.recv().unwrap_or_else(|_| {
             Err(StoreError::Backend(format!(

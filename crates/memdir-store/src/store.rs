@@ -117,7 +117,22 @@ pub fn stale(path: &MemPath, want: &Version, now: Option<&Version>) -> StoreErro
 }
 
 /// Held while a named lock is taken; dropping it releases the lock.
-pub trait LockGuard: Send {}
+pub trait LockGuard: Send {
+    /// Whether everything this thread writes and records through the store while the guard
+    /// lives commits or rolls back with it, as one transaction (PostgreSQL's change lock): a
+    /// change under it needs no journal, since a killed change leaves nothing. `false` by
+    /// default.
+    fn atomic(&self) -> bool {
+        false
+    }
+
+    /// Releases the lock as dropping it does, saying whether what it guarded was kept: for an
+    /// [`atomic`](LockGuard::atomic) guard, an error means the transaction did not commit and
+    /// nothing written under it stays. `Ok` by default.
+    fn release(self: Box<Self>) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
 
 /// What a lock guards. Memdir's own locks and per-file locks are separate namespaces, so a file
 /// named `git` or `index` never shares the lock of the history or of `MEMORY.md`.

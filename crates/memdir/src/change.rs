@@ -8,6 +8,10 @@
 //! change that was killed or whose commit failed: that change is finished then, under the
 //! lock: a torn append is cut back, temp files of the dead write are removed, `MEMORY.md` is
 //! regenerated, and what was written is committed by its real writer, not as a hand edit.
+//!
+//! On a store whose change lock is a transaction ([`LockGuard::atomic`]: PostgreSQL), there is
+//! no journal: every write and the record commit together when the lock is released, and a
+//! killed change rolls back whole, so there is nothing to finish.
 
 use crate::ctx::Ctx;
 use crate::error::Error;
@@ -72,7 +76,12 @@ pub(crate) struct Change<'a> {
     /// failed, so the next change finishes it.
     lagging: bool,
     done: bool,
-    _lock: Box<dyn LockGuard>,
+    /// The change lock; `commit` releases it (dropping it releases it too).
+    lock: Option<Box<dyn LockGuard>>,
+    /// The lock is the store's transaction: no journal, and a failed record fails the change.
+    atomic: bool,
+    /// Why recording failed on an atomic store (the change is not kept).
+    failed: Option<Error>,
 }
 
 /// Starts a change named `op` on `path`. Every change holds the change lock until it is
@@ -129,16 +138,19 @@ fn begin_with<'a>(
         }
     }
     let lock = writer(cx).lock(LockName::Git)?;
-    // A change killed while writing its journal (or any of memdir's own files) leaves a
-    // temp file there, and no journal to say so.
-    if let Err(e) = writer(cx).clean_temp_files(&MemPath::root(), false) {
-        cx.warn(format!(
-            "could not remove temp files of interrupted writes: {e}"
-        ));
-    }
     // Not yet journaled: dropped now, it records nothing.
     let mut tx = unjournaled(cx, lock, op, path);
-    recover(&tx)?;
+    // A transaction leaves no temp files, no torn append and no journal: skip all three.
+    if !tx.atomic {
+        // A change killed while writing its journal (or any of memdir's own files) leaves a
+        // temp file there, and no journal to say so.
+        if let Err(e) = writer(cx).clean_temp_files(&MemPath::root(), false) {
+            cx.warn(format!(
+                "could not remove temp files of interrupted writes: {e}"
+            ));
+        }
+        recover(&tx)?;
+    }
     if let Some(h) = &tx.history {
         for p in path.split(" -> ") {
             if let Ok(p) = MemPath::parse_file(p) {
@@ -149,20 +161,9 @@ fn begin_with<'a>(
         keep_warnings(cx, h.as_ref());
         prepared?;
     }
-    let intent = Intent {
-        v: 1,
-        op: op.to_string(),
-        path: path.to_string(),
-        writer: cx.actor().writer.clone(),
-        source: cx.actor().source.as_str().to_string(),
-        reason: cx.reason().map(str::to_string),
-        at: cx.clock().now().timestamp().to_string(),
-        pid: std::process::id(),
-        append: append(cx)?,
-    };
-    let json = serde_json::to_vec(&intent)
-        .map_err(|e| Error::Store(StoreError::Backend(format!("journal: {e}"))))?;
-    tx.write_meta(JOURNAL, &json)?;
+    if !tx.atomic {
+        write_intent(&tx, op, path, append(cx)?)?;
+    }
     tx.done = false;
     Ok(tx)
 }
@@ -170,6 +171,7 @@ fn begin_with<'a>(
 /// A change holding the change lock whose journal is not written: it records nothing unless
 /// [`begin_with`] journals it. Recovery writes through one.
 fn unjournaled<'a>(cx: &'a Ctx, lock: Box<dyn LockGuard>, op: &str, path: &str) -> Change<'a> {
+    let atomic = lock.atomic();
     Change {
         cx,
         history: cx.history_backend().cloned(),
@@ -179,8 +181,35 @@ fn unjournaled<'a>(cx: &'a Ctx, lock: Box<dyn LockGuard>, op: &str, path: &str) 
         redacted: Vec::new(),
         lagging: false,
         done: true,
-        _lock: lock,
+        lock: Some(lock),
+        atomic,
+        failed: None,
     }
+}
+
+/// Writes the change's intent to the journal before it touches a file.
+fn write_intent(
+    tx: &Change<'_>,
+    op: &str,
+    path: &str,
+    append: Option<AppendIntent>,
+) -> Result<(), Error> {
+    let cx = tx.cx;
+    let intent = Intent {
+        v: 1,
+        op: op.to_string(),
+        path: path.to_string(),
+        writer: cx.actor().writer.clone(),
+        source: cx.actor().source.as_str().to_string(),
+        reason: cx.reason().map(str::to_string),
+        at: cx.clock().now().timestamp().to_string(),
+        pid: std::process::id(),
+        append,
+    };
+    let json = serde_json::to_vec(&intent)
+        .map_err(|e| Error::Store(StoreError::Backend(format!("journal: {e}"))))?;
+    tx.write_meta(JOURNAL, &json)?;
+    Ok(())
 }
 
 fn keep_warnings(cx: &Ctx, h: &dyn History) {
@@ -441,9 +470,16 @@ impl Change<'_> {
     /// The files are written by now, so a failed commit does not fail the change: it is
     /// reported as applied with a warning, and the journal stays so the next change records
     /// it by its writer. A retry would only duplicate it.
+    ///
+    /// On an atomic store the record is part of the change: if it or the transaction's commit
+    /// fails, nothing of the change is kept and this says so.
     pub(crate) fn commit(mut self) -> Result<(), Error> {
         self.finish();
-        Ok(())
+        let released = self.lock.take().map_or(Ok(()), |l| l.release());
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(released?),
+        }
     }
 
     fn finish(&mut self) {
@@ -470,6 +506,11 @@ impl Change<'_> {
             });
             keep_warnings(mem, h.as_ref());
             if let Err(e) = committed {
+                if self.atomic {
+                    // The store rolls the change back with its record (see `commit`).
+                    self.failed = Some(e.into());
+                    return;
+                }
                 mem.warn(format!(
                     "{} {} is saved, but recording it in history failed ({e}): history lags until the next change records it",
                     self.op, self.path
@@ -477,7 +518,7 @@ impl Change<'_> {
                 return;
             }
         }
-        if self.lagging {
+        if self.lagging || self.atomic {
             return;
         }
         if let Err(e) = writer(mem).write_meta(JOURNAL, b"") {
