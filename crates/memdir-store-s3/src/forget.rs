@@ -46,6 +46,26 @@ pub(crate) struct ForgetRecord {
     pub(crate) at_s: i64,
 }
 
+/// Where a forget stops short, as a kill there would leave it: the tests' way to cut it at
+/// each step (every S3 request is atomic, so a kill falls between two of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Stop {
+    /// After the scrubbed contents are written.
+    AfterBlobs,
+    /// After the new journal is written.
+    AfterJournal,
+    /// After the older versions are deleted, before the switch.
+    BeforeSwitch,
+    /// After the switch, before the sweep.
+    AfterSwitch,
+    /// Not at all.
+    Never,
+}
+
+fn stopped(at: Stop) -> StoreError {
+    StoreError::Backend(format!("s3: forget stopped {at:?} (a test's kill)"))
+}
+
 /// Scrubbed versions of contents, by path and version, with the lines each lost.
 #[derive(Default)]
 struct Scrubbed {
@@ -91,6 +111,17 @@ impl Tenant {
         forget: &Forget,
         rec: ForgetRecord,
         dry_run: bool,
+    ) -> Result<ForgetReport, StoreError> {
+        self.forget_until(forget, rec, dry_run, Stop::Never).await
+    }
+
+    /// [`Tenant::forget`], stopping short at `stop`.
+    pub(crate) async fn forget_until(
+        &self,
+        forget: &Forget,
+        rec: ForgetRecord,
+        dry_run: bool,
+        stop: Stop,
     ) -> Result<ForgetReport, StoreError> {
         let head_key = self.state_key(HEAD)?;
         let head = self.get(&head_key).await?;
@@ -186,6 +217,9 @@ impl Tenant {
             .buffer_unordered(PARALLEL_GETS)
             .try_collect::<Vec<()>>()
             .await?;
+        if stop == Stop::AfterBlobs {
+            return Err(stopped(stop));
+        }
         // 2. The new journal, and the forget's record as its newest change.
         let next = format!("{JOURNALS}/{}", random_id());
         let seq = new.last().map_or(0, |r| r.seq) + 1;
@@ -207,8 +241,14 @@ impl Tenant {
             .buffer_unordered(PARALLEL_GETS)
             .try_collect::<Vec<bool>>()
             .await?;
+        if stop == Stop::AfterJournal {
+            return Err(stopped(stop));
+        }
         // 3. Older versions of the files that hold it.
         self.forget_file_versions(forget).await?;
+        if stop == Stop::BeforeSwitch {
+            return Err(stopped(stop));
+        }
         // 4. The switch.
         let mode = match &head {
             None => PutMode::Create,
@@ -234,6 +274,9 @@ impl Tenant {
             }
         }
         report.recorded = Some(id);
+        if stop == Stop::AfterSwitch {
+            return Err(stopped(stop));
+        }
         // 5. The sweep.
         self.sweep(&next).await?;
         // This process's read cache of the files it touched.
@@ -393,5 +436,170 @@ impl Tenant {
             "forget could not reach older object versions in bucket {:?}: {why}; if the bucket keeps versions, delete them with a role allowed s3:ListBucketVersions and s3:DeleteObjectVersion, or run forget again",
             self.url.bucket
         ));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::{S3Config, S3Store};
+    use memdir_store::history::{Change, History};
+    use memdir_store::store::Precondition;
+    use memdir_store::{Actor, Store};
+
+    const SECRET: &str = "12 Elm Street";
+
+    /// A fresh versioned bucket on the server at `MEMDIR_TEST_S3`, or `None` (a skip, which
+    /// `MEMDIR_REQUIRE_S3=1` turns into a failure).
+    fn bucket(name: &str) -> Option<S3Config> {
+        let Ok(endpoint) = std::env::var("MEMDIR_TEST_S3") else {
+            if std::env::var("MEMDIR_REQUIRE_S3").is_ok_and(|v| v == "1") {
+                panic!(
+                    "an S3 server is required (MEMDIR_REQUIRE_S3=1) but MEMDIR_TEST_S3 is not set"
+                );
+            }
+            eprintln!(
+                "SKIPPED: set MEMDIR_TEST_S3 to an S3-compatible server (.ci/run starts moto)"
+            );
+            return None;
+        };
+        let bucket = format!("memdir-unit-{name}-{}-{}", std::process::id(), random_id());
+        let at = format!("{}/{bucket}", endpoint.trim_end_matches('/'));
+        ureq::put(&at).send_empty().unwrap();
+        ureq::put(&format!("{at}?versioning"))
+            .send("<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>")
+            .unwrap();
+        Some(
+            S3Config::new(&format!("s3://{bucket}/memories?tenant=ann"))
+                .unwrap()
+                .with_aws("AWS_ACCESS_KEY_ID", "testing")
+                .with_aws("AWS_SECRET_ACCESS_KEY", "testing-secret-key")
+                .with_aws("AWS_REGION", "us-east-1")
+                .with_aws("AWS_ENDPOINT_URL", &endpoint),
+        )
+    }
+
+    fn change<'a>(actor: &'a Actor, op: &'a str, reason: Option<&'a str>) -> Change<'a> {
+        Change {
+            op,
+            path: "notes/me.md",
+            reason,
+            actor,
+            at: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
+            via: None,
+            whole_tree: false,
+        }
+    }
+
+    /// Every object version in the bucket whose bytes hold the secret.
+    fn raw_hits(s: &S3Store) -> Vec<String> {
+        s.call(|t| async move {
+            let listed = t
+                .list_versions("memories")
+                .await
+                .map_err(StoreError::Backend)?;
+            let mut hits = Vec::new();
+            for v in listed.versions {
+                if let Some(b) = t.get_version(&v).await?
+                    && b.windows(SECRET.len()).any(|w| w == SECRET.as_bytes())
+                {
+                    hits.push(format!("{}@{}", v.key, v.version_id));
+                }
+            }
+            Ok(hits)
+        })
+        .unwrap()
+    }
+
+    /// A forget killed at each step leaves the old history (before the switch) or the new one
+    /// (after it), whole, as a second process reads it; running forget again finishes it and
+    /// leaves no object version holding the text.
+    #[test]
+    fn a_killed_forget_leaves_old_or_new_history_and_a_rerun_finishes_it() {
+        let actor = Actor::default();
+        let me = MemPath::parse("notes/me.md").unwrap();
+        let what = Forget::lines(SECRET, None).unwrap();
+        for stop in [
+            Stop::AfterBlobs,
+            Stop::AfterJournal,
+            Stop::BeforeSwitch,
+            Stop::AfterSwitch,
+        ] {
+            let Some(config) = bucket(&format!("{stop:?}").to_ascii_lowercase()) else {
+                return;
+            };
+            let s = S3Store::create(config.clone()).unwrap();
+            let h = s.history();
+            h.start(change(&actor, "init", None).at).unwrap();
+            for i in 0..4 {
+                s.write_if(
+                    &me,
+                    format!("name: Ann\naddress: {SECRET} {i}\n").as_bytes(),
+                    &Precondition::Any,
+                )
+                .unwrap();
+                let why = format!("moved to {SECRET}");
+                h.commit(&change(&actor, "write", Some(&why))).unwrap();
+            }
+            assert!(!raw_hits(&s).is_empty(), "the check cannot see it");
+            // As the engine does: the file first, then history.
+            s.write_if(&me, b"name: Ann\n", &Precondition::Any).unwrap();
+            let rec = ForgetRecord {
+                writer: "main".into(),
+                source: Some("user".into()),
+                message: "forget *\n".into(),
+                reason: None,
+                at_s: 1_800_000_001,
+            };
+            let first = what.clone();
+            let err = s
+                .call(|t| async move { t.forget_until(&first, rec, false, stop).await })
+                .unwrap_err();
+            assert!(err.to_string().contains("stopped"), "{err}");
+            drop((h, s));
+
+            // The next process: the old history or the new one, whole.
+            let s = S3Store::open(config.clone()).unwrap();
+            let h = s.history();
+            let listed = h.history(None, 100).unwrap();
+            let holds = |h: &dyn History| {
+                h.history(None, 100).unwrap().iter().any(|e| {
+                    e.reason.as_deref().is_some_and(|r| r.contains(SECRET))
+                        || h.files_of(&e.commit).unwrap().1.iter().any(|f| {
+                            f.after.as_deref().is_some_and(|b| {
+                                b.windows(SECRET.len()).any(|w| w == SECRET.as_bytes())
+                            })
+                        })
+                })
+            };
+            if stop < Stop::AfterSwitch {
+                assert_eq!(listed.len(), 4, "{stop:?}: {listed:?}");
+                assert!(holds(&h), "{stop:?}: the old history lost it");
+            } else {
+                assert_eq!(listed.len(), 5, "{stop:?}: {listed:?}");
+                assert_eq!(listed[0].summary, "forget *");
+                assert!(!holds(&h), "{stop:?}: the new history holds it");
+                // Old objects are still there until a forget sweeps them.
+                assert!(!raw_hits(&s).is_empty(), "{stop:?}");
+            }
+            let blame = h.blame(&me).unwrap();
+            assert_eq!(blame[0].text, "name: Ann", "{stop:?}");
+
+            // The person runs forget again: it finishes.
+            let rec = ForgetRecord {
+                writer: "main".into(),
+                source: Some("user".into()),
+                message: "forget *\n".into(),
+                reason: None,
+                at_s: 1_800_000_002,
+            };
+            let what = what.clone();
+            s.call(|t| async move { t.forget(&what, rec, false).await })
+                .unwrap();
+            assert!(!holds(&h), "{stop:?}");
+            assert_eq!(raw_hits(&s), Vec::<String>::new(), "{stop:?}");
+            assert_eq!(h.blame(&me).unwrap()[0].text, "name: Ann");
+        }
     }
 }
