@@ -55,10 +55,9 @@ fn history_hits(mem: &Memory, needle: &str) -> Vec<String> {
         }
     }
     for (p, _) in files(mem) {
-        if let Ok(lines) = mem.blame(&p) {
-            if lines.iter().any(|l| l.text.contains(needle)) {
-                hits.push(format!("blame of {p}"));
-            }
+        let lines = mem.blame(&p).unwrap_or_else(|e| panic!("blame {p}: {e}"));
+        if lines.iter().any(|l| l.text.contains(needle)) {
+            hits.push(format!("blame of {p}"));
         }
     }
     hits
