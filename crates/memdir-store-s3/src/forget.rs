@@ -125,7 +125,7 @@ impl Tenant {
     ) -> Result<ForgetReport, StoreError> {
         let head_key = self.state_key(HEAD)?;
         let head = self.get(&head_key).await?;
-        let dir = self.journal_dir().await?;
+        let dir = self.journal_named(head.as_ref().map(|(b, _)| b.as_ref()))?;
         if !dry_run {
             self.sweep(&dir).await?;
         }
@@ -601,5 +601,45 @@ mod tests {
             assert_eq!(raw_hits(&s), Vec::<String>::new(), "{stop:?}");
             assert_eq!(h.blame(&me).unwrap()[0].text, "name: Ann");
         }
+    }
+
+    /// A process that kept a content before another forgot it writes that content again: the
+    /// content is kept again (the forget changed the history head, so what this process knew
+    /// to be kept is forgotten too), and the change it records shows it.
+    #[test]
+    fn content_written_again_after_another_process_forgot_it_is_kept_again() {
+        let Some(config) = bucket("again") else {
+            return;
+        };
+        let actor = Actor::default();
+        let me = MemPath::parse("notes/me.md").unwrap();
+        let secret = format!("address: {SECRET}\n");
+        let a = S3Store::create(config.clone()).unwrap();
+        let ha = a.history();
+        a.write_if(&me, secret.as_bytes(), &Precondition::Any)
+            .unwrap();
+        ha.commit(&change(&actor, "write", None)).unwrap();
+
+        let b = S3Store::open(config).unwrap();
+        let _hb = b.history();
+        b.write_if(&me, b"", &Precondition::Any).unwrap();
+        let rec = ForgetRecord {
+            writer: "main".into(),
+            source: Some("user".into()),
+            message: "forget *\n".into(),
+            reason: None,
+            at_s: 1_800_000_001,
+        };
+        let what = Forget::lines(SECRET, None).unwrap();
+        b.call(|t| async move { t.forget(&what, rec, false).await })
+            .unwrap();
+        assert_eq!(raw_hits(&b), Vec::<String>::new());
+
+        // The person (or an agent) writes it again, through the first process.
+        a.write_if(&me, secret.as_bytes(), &Precondition::Any)
+            .unwrap();
+        let id = ha.commit(&change(&actor, "write", None)).unwrap().unwrap();
+        let (_, files) = ha.files_of(&id).unwrap();
+        assert_eq!(files[0].after.as_deref(), Some(secret.as_bytes()));
     }
 }

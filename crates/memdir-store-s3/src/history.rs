@@ -7,7 +7,9 @@
 //! a JSON record of who, when, why and each file's version before and after, and keeps the new
 //! contents under `blobs/`. The key's descending number makes a listing newest first, and the
 //! id in the key lets `undo <prefix>` find a change from the listing alone. Journal objects
-//! never change once written, so this process keeps the ones it has read.
+//! never change once written, so this process keeps the ones it has read. After a `forget`
+//! the journal in effect is the one the `history-head` object names (`journals/<id>/`, laid
+//! out the same); the `forget` module has how it is written and switched in.
 //!
 //! History, blame and revert read the journal and answer in the shape of a folder's git
 //! history. What is recorded is what memdir wrote: objects changed in the bucket by other
@@ -118,10 +120,18 @@ impl Tenant {
     /// The journal in effect: `journal`, until a forget wrote a new one under `journals/` and
     /// named it in the [`HEAD`] object (the one switch that makes a rewritten history current).
     pub(crate) async fn journal_dir(&self) -> Result<String, StoreError> {
-        let Some((body, _)) = self.get(&self.state_key(HEAD)?).await? else {
+        let head = self.get(&self.state_key(HEAD)?).await?;
+        self.journal_named(head.as_ref().map(|(b, _)| b.as_ref()))
+    }
+
+    /// The journal a head object's bytes name (`None`: no head). A head that changed since this
+    /// process last saw it means a forget ran elsewhere and deleted contents: the versions this
+    /// process knew to be kept are not known any more.
+    pub(crate) fn journal_named(&self, head: Option<&[u8]>) -> Result<String, StoreError> {
+        let Some(body) = head else {
             return Ok(FIRST_JOURNAL.to_string());
         };
-        let dir = String::from_utf8_lossy(&body).trim().to_string();
+        let dir = String::from_utf8_lossy(body).trim().to_string();
         let valid = dir
             .strip_prefix(JOURNALS)
             .and_then(|r| r.strip_prefix('/'))
@@ -130,6 +140,14 @@ impl Tenant {
             return Err(StoreError::Backend(format!(
                 "s3: the history head ({HEAD}) is damaged: it names {dir:?}"
             )));
+        }
+        let mut seen = self.head_seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.as_deref() != Some(dir.as_str()) {
+            self.known_blobs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+            *seen = Some(dir.clone());
         }
         Ok(dir)
     }
@@ -221,6 +239,8 @@ impl Tenant {
         at_s: i64,
         files: Vec<(MemPath, Option<Version>, Option<Bytes>)>,
     ) -> Result<Option<String>, StoreError> {
+        // The journal first: it tells whether contents known to be kept still are.
+        let dir = self.journal_dir().await?;
         let mut changed = Vec::new();
         for (path, before, after) in files {
             let after_v = after.as_ref().map(|b| Version::of(b));
@@ -239,15 +259,17 @@ impl Tenant {
         if changed.is_empty() {
             return Ok(None);
         }
-        self.append_record(writer, source, message, reason, at_s, changed)
+        self.append_record(&dir, writer, source, message, reason, at_s, changed)
             .await
             .map(Some)
     }
 
     /// Writes a journal object for a change of `files` (none for a change that changed no
     /// file) as the next number after the newest; returns its id.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn append_record(
         &self,
+        dir: &str,
         writer: String,
         source: Option<String>,
         message: String,
@@ -256,10 +278,9 @@ impl Tenant {
         files: Vec<FileChange>,
     ) -> Result<String, StoreError> {
         let summary = message.lines().next().unwrap_or_default().to_string();
-        let dir = self.journal_dir().await?;
         // The next number after the newest; a concurrent recorder that took it makes us retry.
         for _ in 0..20 {
-            let seq = self.newest_seq(&dir).await? + 1;
+            let seq = self.newest_seq(dir).await? + 1;
             let id = record_id(&self.url.tenant, seq, at_s, &writer, &message);
             let record = Record {
                 id: id.clone(),
@@ -272,7 +293,7 @@ impl Tenant {
                 message: message.clone(),
                 files: files.clone(),
             };
-            if self.put_record(&dir, &record).await? {
+            if self.put_record(dir, &record).await? {
                 return Ok(id);
             }
         }
@@ -548,7 +569,8 @@ impl History for S3History {
         let reason = one_line(change.reason);
         let at = change.at.as_second();
         self.bridge.run(async move {
-            t.append_record(writer, source, message, reason, at, Vec::new())
+            let dir = t.journal_dir().await?;
+            t.append_record(&dir, writer, source, message, reason, at, Vec::new())
                 .await
                 .map(Some)
         })

@@ -146,8 +146,11 @@ pub(crate) struct Tenant {
     /// Files changed since the last history record (only while a history is attached).
     pub(crate) pending: Mutex<BTreeMap<MemPath, Pending>>,
     pub(crate) recording: AtomicBool,
-    /// Versions known to be kept under `blobs/` already.
+    /// Versions known to be kept under `blobs/` already (while the journal is the one in
+    /// `head_seen`: a forget deletes contents).
     pub(crate) known_blobs: Mutex<std::collections::HashSet<String>>,
+    /// The journal this process last read the history head as naming.
+    pub(crate) head_seen: Mutex<Option<String>>,
     pub(crate) cache: cache::Cache,
     /// Appends in flight, by key.
     batches: Mutex<BTreeMap<String, Arc<Mutex<Batch>>>>,
@@ -1271,6 +1274,7 @@ impl S3Store {
             pending: Mutex::new(BTreeMap::new()),
             recording: AtomicBool::new(false),
             known_blobs: Mutex::new(Default::default()),
+            head_seen: Mutex::new(None),
             batches: Mutex::new(BTreeMap::new()),
         };
         Ok(S3Store {
