@@ -149,3 +149,135 @@ fn a_folder_exported_to_s3_and_back_is_the_same_and_commands_work_there() {
         .failure()
         .stderr(predicates::str::contains("memdir init"));
 }
+
+/// Every version of every object in `bucket` (delete markers left out) whose bytes hold
+/// `needle`, as `key@version`: listed with `?versions`, each read through a URL object_store
+/// presigns (the server refuses unsigned reads).
+fn object_versions_holding(endpoint: &str, bucket: &str, needle: &str) -> Vec<String> {
+    use object_store::signer::{SignedUrlOptions, Signer};
+    // The client's TLS takes its crypto from the process default, as the binary's does.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let s3 = object_store::aws::AmazonS3Builder::new()
+        .with_bucket_name(bucket)
+        .with_endpoint(endpoint)
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .with_access_key_id("testing")
+        .with_secret_access_key("testing-secret")
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listing = ureq::get(&format!("{endpoint}/{bucket}?versions"))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    assert!(listing.contains("<IsTruncated>false</IsTruncated>"));
+    let field = |s: &str, name: &str| {
+        s.split(&format!("<{name}>"))
+            .nth(1)
+            .and_then(|s| s.split(&format!("</{name}>")).next())
+            .unwrap()
+            .to_string()
+    };
+    let mut hits = Vec::new();
+    for v in listing.split("<Version>").skip(1) {
+        let (key, version) = (field(v, "Key"), field(v, "VersionId"));
+        let opts = SignedUrlOptions::new().with_query([("versionId", version.as_str())]);
+        let url = rt
+            .block_on(s3.signed_url_opts(
+                reqwest::Method::GET,
+                &object_store::path::Path::parse(&key).unwrap(),
+                std::time::Duration::from_secs(300),
+                &opts,
+            ))
+            .unwrap();
+        let bytes = ureq::get(url.as_str())
+            .call()
+            .unwrap()
+            .into_body()
+            .read_to_vec()
+            .unwrap();
+        if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+            hits.push(format!("{key}@{version}"));
+        }
+    }
+    hits
+}
+
+/// The check on S3, through the binary: 30 changes hold a line, in a bucket that keeps
+/// every older version of an object. `forget --match` leaves no object and no object version
+/// holding it (files, journal, contents, memdir's own state), and history, blame and undo
+/// still answer.
+#[test]
+fn forget_on_s3_leaves_no_object_version_holding_it() {
+    const SECRET: &str = "12 Elm Street";
+    let Some((endpoint, bucket)) = bucket() else {
+        return;
+    };
+    ureq::put(&format!("{endpoint}/{bucket}?versioning"))
+        .send("<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>")
+        .unwrap();
+    let f = Fixture::new();
+    let url = format!("s3://{bucket}/memories?tenant=ann");
+    let memdir = |args: &[&str]| {
+        let out = cmd(&f, &endpoint)
+            .arg("--store")
+            .arg(&url)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    memdir(&["init"]);
+    for i in 0..30 {
+        if i % 2 == 0 {
+            memdir(&["log", &format!("visit {i} to {SECRET}")]);
+        } else {
+            memdir(&[
+                "--reason",
+                &format!("moved to {SECRET}"),
+                "write",
+                "notes/me.md",
+                &format!("name: Ann\naddress: {SECRET} {i}\nlikes: tea\n"),
+            ]);
+        }
+    }
+    let holding = || object_versions_holding(&endpoint, &bucket, SECRET);
+    assert!(!holding().is_empty(), "the check cannot see it");
+    let dry = memdir(&["forget", "--match", SECRET, "--dry-run"]);
+    assert!(dry.contains("would rewrite 30 commits"), "{dry}");
+    let before = holding();
+
+    let out = memdir(&["forget", "--match", SECRET]);
+    assert!(out.contains("rewrote 30 commits"), "{out}");
+    assert!(before.len() > 30, "a dry run deleted versions: {before:?}");
+    assert_eq!(holding(), Vec::<String>::new());
+    let history = memdir(&["history", "--limit", "40"]);
+    assert!(
+        history.lines().next().unwrap().contains("forget *"),
+        "{history}"
+    );
+    assert!(!history.contains(SECRET), "{history}");
+    let blame = memdir(&["blame", "notes/me.md"]);
+    assert!(blame.contains("likes: tea"), "{blame}");
+    memdir(&["write", "notes/me.md", "name: Ann\n"]);
+    memdir(&["undo"]);
+    assert!(memdir(&["read", "notes/me.md"]).contains("likes: tea"));
+    // A search finds nothing (exit 1, as grep), nor leaves anything in the bucket.
+    let found = cmd(&f, &endpoint)
+        .args(["--store", &url, "search", "Elm Street"])
+        .assert()
+        .code(1);
+    assert!(!String::from_utf8_lossy(&found.get_output().stdout).contains(SECRET));
+    assert_eq!(holding(), Vec::<String>::new());
+}

@@ -758,13 +758,29 @@ impl Db {
     }
 }
 
-/// What a forget records as its own change.
+/// A change recorded without touching a file: a forget's own record, or a refused forget's.
 struct ForgetRecord {
     writer: String,
     source: Option<String>,
     message: String,
     reason: Option<String>,
     at_s: i64,
+}
+
+impl ForgetRecord {
+    fn of(change: &memdir_store::history::Change<'_>) -> ForgetRecord {
+        ForgetRecord {
+            writer: change.actor.writer.clone(),
+            source: Some(change.actor.source.as_str().to_string()),
+            message: change.message(),
+            reason: change
+                .reason
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(|r| r.replace('\n', " ")),
+            at_s: change.at.as_second(),
+        }
+    }
 }
 
 impl Db {
@@ -959,32 +975,51 @@ impl Db {
                 .map_err(db_err)?;
             }
         }
-        let (op, summary) = (None::<String>, Some(summary(&record.message)));
-        let seq: i64 = tx
-            .query_one(
-                "INSERT INTO memdir.history
-                     (seq, at_s, tenant_id, writer, source, op, summary, reason, files)
-                 VALUES (nextval('memdir.history_seq'), $2, memdir.tenant_id($1),
-                         $3, $4, $5, $6, $7, $8)
-                 RETURNING seq",
-                &[
-                    &self.tenant,
-                    &record.at_s,
-                    &record.writer,
-                    &record.source,
-                    &op,
-                    &summary,
-                    &record.reason,
-                    &delta::encode(&[]),
-                ],
-            )
-            .await
-            .map_err(db_err)?
-            .get(0);
-        report.recorded = Some(change_id(&self.tenant, seq, None));
+        report.recorded = Some(insert_empty(&tx, &self.tenant, &record).await?);
         tx.commit().await.map_err(db_err)?;
         Ok(report)
     }
+
+    /// Records a change that changed no file (a refused forget); returns its id.
+    async fn record_empty(&self, record: ForgetRecord) -> Result<String, StoreError> {
+        let mut c = self.conn().await?;
+        let tx = c.transaction().await.map_err(db_err)?;
+        lock_history_and_tree(&tx, &self.tenant).await?;
+        let id = insert_empty(&tx, &self.tenant, &record).await?;
+        tx.commit().await.map_err(db_err)?;
+        Ok(id)
+    }
+}
+
+/// Inserts `record` as a history row that touched no file; returns its id.
+async fn insert_empty(
+    tx: &tokio_postgres::Transaction<'_>,
+    tenant: &str,
+    record: &ForgetRecord,
+) -> Result<String, StoreError> {
+    let (op, summary) = (None::<String>, Some(summary(&record.message)));
+    let seq: i64 = tx
+        .query_one(
+            "INSERT INTO memdir.history
+                 (seq, at_s, tenant_id, writer, source, op, summary, reason, files)
+             VALUES (nextval('memdir.history_seq'), $2, memdir.tenant_id($1),
+                     $3, $4, $5, $6, $7, $8)
+             RETURNING seq",
+            &[
+                &tenant,
+                &record.at_s,
+                &record.writer,
+                &record.source,
+                &op,
+                &summary,
+                &record.reason,
+                &delta::encode(&[]),
+            ],
+        )
+        .await
+        .map_err(db_err)?
+        .get(0);
+    Ok(change_id(tenant, seq, None))
 }
 
 impl PgHistory {
@@ -1122,19 +1157,19 @@ impl memdir_store::history::History for PgHistory {
     ) -> Result<ForgetReport, StoreError> {
         let db = self.db.clone();
         let forget = forget.clone();
-        let record = ForgetRecord {
-            writer: record.actor.writer.clone(),
-            source: Some(record.actor.source.as_str().to_string()),
-            message: record.message(),
-            reason: record
-                .reason
-                .map(str::trim)
-                .filter(|r| !r.is_empty())
-                .map(|r| r.replace('\n', " ")),
-            at_s: record.at.as_second(),
-        };
+        let record = ForgetRecord::of(record);
         self.bridge
             .run(async move { db.forget(forget, record, dry_run).await })
+    }
+
+    fn record_empty(
+        &self,
+        change: &memdir_store::history::Change<'_>,
+    ) -> Result<Option<String>, StoreError> {
+        let db = self.db.clone();
+        let record = ForgetRecord::of(change);
+        self.bridge
+            .run(async move { db.record_empty(record).await.map(Some) })
     }
 
     fn files_of(&self, id: &str) -> Result<(String, Vec<FileChange>), StoreError> {

@@ -102,6 +102,28 @@ impl Cache {
         }
     }
 
+    /// Drops the entry of object `key` of `t` (forget: its bytes must not stay on this disk).
+    pub(crate) fn forget(&self, t: &Tenant, key: &str) {
+        let name = entry_name(t, key);
+        match &self.dir {
+            None => {
+                self.mem
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&name);
+            }
+            Some(dir) => match std::fs::remove_file(dir.join(&name)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    t.warn(format!(
+                        "forget could not delete the read cache entry {}: {e}",
+                        dir.join(&name).display()
+                    ));
+                }
+                _ => {}
+            },
+        }
+    }
+
     /// Drops the least recently used entries while the cache is over its cap.
     fn evict(&self) {
         let Some(dir) = &self.dir else {

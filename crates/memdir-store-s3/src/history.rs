@@ -7,7 +7,9 @@
 //! a JSON record of who, when, why and each file's version before and after, and keeps the new
 //! contents under `blobs/`. The key's descending number makes a listing newest first, and the
 //! id in the key lets `undo <prefix>` find a change from the listing alone. Journal objects
-//! never change once written, so this process keeps the ones it has read.
+//! never change once written, so this process keeps the ones it has read. After a `forget`
+//! the journal in effect is the one the `history-head` object names (`journals/<id>/`, laid
+//! out the same); the `forget` module has how it is written and switched in.
 //!
 //! History, blame and revert read the journal and answer in the shape of a folder's git
 //! history. What is recorded is what memdir wrote: objects changed in the bucket by other
@@ -15,10 +17,12 @@
 //! "before" of that change).
 
 use crate::Tenant;
+use crate::forget::ForgetRecord;
 use bytes::Bytes;
+use memdir_core::forget::Forget;
 use memdir_core::path::MemPath;
 use memdir_store::history::FileChange as Touched;
-use memdir_store::history::{BlameLine, Changes, HistoryEntry, rfc3339};
+use memdir_store::history::{BlameLine, Changes, ForgetReport, HistoryEntry, rfc3339};
 use memdir_store::history::{Change, History};
 use memdir_store::store::Version;
 use memdir_store::{Source, StoreError};
@@ -30,7 +34,17 @@ use std::sync::{Arc, Mutex};
 const INIT_MESSAGE: &str = "init memory folder\n";
 
 /// The largest sequence number; keys count down from it.
-const TOP: u64 = 9_999_999_999_999_999_999;
+pub(crate) const TOP: u64 = 9_999_999_999_999_999_999;
+
+/// The state object naming the journal in effect when it is not `journal` (see
+/// [`Tenant::journal_dir`]).
+pub(crate) const HEAD: &str = "history-head";
+
+/// The journal of a memory no forget has rewritten.
+pub(crate) const FIRST_JOURNAL: &str = "journal";
+
+/// Where the journals a forget writes go: `journals/<random id>`.
+pub(crate) const JOURNALS: &str = "journals";
 
 /// A memory's change history.
 pub struct S3History {
@@ -39,25 +53,25 @@ pub struct S3History {
 }
 
 /// One file of a change: its version before and after (`None`: absent).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct FileChange {
-    path: String,
-    before: Option<String>,
-    after: Option<String>,
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct FileChange {
+    pub(crate) path: String,
+    pub(crate) before: Option<String>,
+    pub(crate) after: Option<String>,
 }
 
 /// One change, as its journal object holds it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct Record {
-    id: String,
-    seq: u64,
-    at_s: i64,
-    writer: String,
-    source: Option<String>,
-    summary: String,
-    reason: Option<String>,
-    message: String,
-    files: Vec<FileChange>,
+pub(crate) struct Record {
+    pub(crate) id: String,
+    pub(crate) seq: u64,
+    pub(crate) at_s: i64,
+    pub(crate) writer: String,
+    pub(crate) source: Option<String>,
+    pub(crate) summary: String,
+    pub(crate) reason: Option<String>,
+    pub(crate) message: String,
+    pub(crate) files: Vec<FileChange>,
 }
 
 impl Record {
@@ -94,10 +108,59 @@ fn parse_key(leaf: &str) -> Option<(u64, &str)> {
     Some((TOP.checked_sub(n.parse().ok()?)?, id))
 }
 
+/// A change's id: from the memory, its sequence number, time, writer and message.
+pub(crate) fn record_id(tenant: &str, seq: u64, at_s: i64, writer: &str, message: &str) -> String {
+    Version::of(format!("{tenant}\n{seq}\n{at_s}\n{writer}\n{message}").as_bytes()).to_string()
+}
+
+/// A journal's keys, newest first, with their sequence numbers and ids.
+pub(crate) type Journal = Vec<(object_store::path::Path, u64, String)>;
+
 impl Tenant {
-    /// The journal's keys, newest first, with their sequence numbers and ids.
-    async fn journal(&self) -> Result<Vec<(object_store::path::Path, u64, String)>, StoreError> {
-        let prefix = self.state_key("journal")?;
+    /// The journal in effect: `journal`, until a forget wrote a new one under `journals/` and
+    /// named it in the [`HEAD`] object (the one switch that makes a rewritten history current).
+    pub(crate) async fn journal_dir(&self) -> Result<String, StoreError> {
+        let head = self.get(&self.state_key(HEAD)?).await?;
+        self.journal_named(head.as_ref().map(|(b, _)| b.as_ref()))
+    }
+
+    /// The journal a head object's bytes name (`None`: no head). A head that changed since this
+    /// process last saw it means a forget ran elsewhere and deleted contents: the versions this
+    /// process knew to be kept are not known any more.
+    pub(crate) fn journal_named(&self, head: Option<&[u8]>) -> Result<String, StoreError> {
+        let Some(body) = head else {
+            return Ok(FIRST_JOURNAL.to_string());
+        };
+        let dir = String::from_utf8_lossy(body).trim().to_string();
+        let valid = dir
+            .strip_prefix(JOURNALS)
+            .and_then(|r| r.strip_prefix('/'))
+            .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit()));
+        if !valid {
+            return Err(StoreError::Backend(format!(
+                "s3: the history head ({HEAD}) is damaged: it names {dir:?}"
+            )));
+        }
+        let mut seen = self.head_seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.as_deref() != Some(dir.as_str()) {
+            self.known_blobs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+            *seen = Some(dir.clone());
+        }
+        Ok(dir)
+    }
+
+    /// The journal in effect's keys, newest first, with their sequence numbers and ids.
+    async fn journal(&self) -> Result<Journal, StoreError> {
+        let dir = self.journal_dir().await?;
+        self.journal_in(&dir).await
+    }
+
+    /// The keys of the journal under `dir`, newest first, with their sequence numbers and ids.
+    pub(crate) async fn journal_in(&self, dir: &str) -> Result<Journal, StoreError> {
+        let prefix = self.state_key(dir)?;
         let mut out: Vec<_> = self
             .list_all(&prefix)
             .await?
@@ -115,9 +178,9 @@ impl Tenant {
 
     /// The newest change's sequence number (0 when there is none), from the listing's first
     /// page only: keys sort newest first.
-    async fn newest_seq(&self) -> Result<u64, StoreError> {
+    async fn newest_seq(&self, dir: &str) -> Result<u64, StoreError> {
         use futures::StreamExt;
-        let prefix = self.state_key("journal")?;
+        let prefix = self.state_key(dir)?;
         let mut listing = self.os.list(Some(&prefix));
         self.count_list();
         match listing.next().await {
@@ -131,7 +194,10 @@ impl Tenant {
         }
     }
 
-    async fn record_at(&self, key: &object_store::path::Path) -> Result<Arc<Record>, StoreError> {
+    pub(crate) async fn record_at(
+        &self,
+        key: &object_store::path::Path,
+    ) -> Result<Arc<Record>, StoreError> {
         let id = format!("{}|{}|{key}", self.endpoint, self.url.bucket);
         if let Some(r) = seen().lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
             return Ok(r.clone());
@@ -151,7 +217,7 @@ impl Tenant {
         Ok(r)
     }
 
-    async fn blob(&self, v: Option<&str>) -> Result<Option<Vec<u8>>, StoreError> {
+    pub(crate) async fn blob(&self, v: Option<&str>) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(v) = v else { return Ok(None) };
         let key = self.state_key(&format!("blobs/{v}"))?;
         match self.get(&key).await? {
@@ -173,6 +239,8 @@ impl Tenant {
         at_s: i64,
         files: Vec<(MemPath, Option<Version>, Option<Bytes>)>,
     ) -> Result<Option<String>, StoreError> {
+        // The journal first: it tells whether contents known to be kept still are.
+        let dir = self.journal_dir().await?;
         let mut changed = Vec::new();
         for (path, before, after) in files {
             let after_v = after.as_ref().map(|b| Version::of(b));
@@ -191,14 +259,29 @@ impl Tenant {
         if changed.is_empty() {
             return Ok(None);
         }
+        self.append_record(&dir, writer, source, message, reason, at_s, changed)
+            .await
+            .map(Some)
+    }
+
+    /// Writes a journal object for a change of `files` (none for a change that changed no
+    /// file) as the next number after the newest; returns its id.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn append_record(
+        &self,
+        dir: &str,
+        writer: String,
+        source: Option<String>,
+        message: String,
+        reason: Option<String>,
+        at_s: i64,
+        files: Vec<FileChange>,
+    ) -> Result<String, StoreError> {
         let summary = message.lines().next().unwrap_or_default().to_string();
         // The next number after the newest; a concurrent recorder that took it makes us retry.
         for _ in 0..20 {
-            let seq = self.newest_seq().await? + 1;
-            let id = memdir_store::Version::of(
-                format!("{}\n{seq}\n{at_s}\n{writer}\n{message}", self.url.tenant).as_bytes(),
-            )
-            .to_string();
+            let seq = self.newest_seq(dir).await? + 1;
+            let id = record_id(&self.url.tenant, seq, at_s, &writer, &message);
             let record = Record {
                 id: id.clone(),
                 seq,
@@ -208,21 +291,28 @@ impl Tenant {
                 summary: summary.clone(),
                 reason: reason.clone(),
                 message: message.clone(),
-                files: changed.clone(),
+                files: files.clone(),
             };
-            let body = serde_json::to_vec(&record)
-                .map_err(|e| StoreError::Backend(format!("s3: cannot write history: {e}")))?;
-            let key = self.state_key(&format!("journal/{:019}-{id}", TOP - seq))?;
-            if let crate::Put::Done(_) = self
-                .put(&key, Bytes::from(body), PutMode::Create, None)
-                .await?
-            {
-                return Ok(Some(id));
+            if self.put_record(dir, &record).await? {
+                return Ok(id);
             }
         }
         Err(StoreError::Conflict(
             "could not record the change: other writers kept recording at the same time; try again"
                 .into(),
+        ))
+    }
+
+    /// Writes `record` into the journal under `dir` (create-only); false when its number is
+    /// taken.
+    pub(crate) async fn put_record(&self, dir: &str, record: &Record) -> Result<bool, StoreError> {
+        let body = serde_json::to_vec(record)
+            .map_err(|e| StoreError::Backend(format!("s3: cannot write history: {e}")))?;
+        let key = self.state_key(&format!("{dir}/{:019}-{}", TOP - record.seq, record.id))?;
+        Ok(matches!(
+            self.put(&key, Bytes::from(body), PutMode::Create, None)
+                .await?,
+            crate::Put::Done(_)
         ))
     }
 
@@ -416,11 +506,7 @@ impl History for S3History {
         let writer = change.actor.writer.clone();
         let source = Some(change.actor.source.as_str().to_string());
         let message = change.message();
-        let reason = change
-            .reason
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-            .map(|r| r.replace('\n', " "));
+        let reason = one_line(change.reason);
         let at = change.at.as_second();
         self.bridge.run(async move {
             let files = t.drain_pending();
@@ -455,4 +541,50 @@ impl History for S3History {
         let id = id.to_string();
         self.bridge.run(async move { t.files_of(id).await })
     }
+
+    fn forget(
+        &self,
+        forget: &Forget,
+        record: &Change<'_>,
+        dry_run: bool,
+    ) -> Result<ForgetReport, StoreError> {
+        let t = self.t.clone();
+        let forget = forget.clone();
+        let record = ForgetRecord {
+            writer: record.actor.writer.clone(),
+            source: Some(record.actor.source.as_str().to_string()),
+            message: record.message(),
+            reason: one_line(record.reason),
+            at_s: record.at.as_second(),
+        };
+        self.bridge
+            .run(async move { t.forget(&forget, record, dry_run).await })
+    }
+
+    fn record_empty(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
+        let t = self.t.clone();
+        let writer = change.actor.writer.clone();
+        let source = Some(change.actor.source.as_str().to_string());
+        let message = change.message();
+        let reason = one_line(change.reason);
+        let at = change.at.as_second();
+        self.bridge.run(async move {
+            let dir = t.journal_dir().await?;
+            t.append_record(&dir, writer, source, message, reason, at, Vec::new())
+                .await
+                .map(Some)
+        })
+    }
+
+    fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.t.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// A reason as recorded: trimmed, on one line, `None` when blank.
+fn one_line(reason: Option<&str>) -> Option<String> {
+    reason
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(|r| r.replace('\n', " "))
 }

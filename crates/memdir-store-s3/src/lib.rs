@@ -32,8 +32,10 @@
 
 pub mod cache;
 mod config;
+mod forget;
 mod history;
 pub mod lease;
+mod versions;
 
 pub use config::{DEFAULT_CACHE_CAP, DEFAULT_LEASE, S3Config, S3Url, TENANT_PARAM};
 pub use history::S3History;
@@ -144,11 +146,20 @@ pub(crate) struct Tenant {
     /// Files changed since the last history record (only while a history is attached).
     pub(crate) pending: Mutex<BTreeMap<MemPath, Pending>>,
     pub(crate) recording: AtomicBool,
-    /// Versions known to be kept under `blobs/` already.
+    /// Versions known to be kept under `blobs/` already (while the journal is the one in
+    /// `head_seen`: a forget deletes contents).
     pub(crate) known_blobs: Mutex<std::collections::HashSet<String>>,
+    /// The journal this process last read the history head as naming.
+    pub(crate) head_seen: Mutex<Option<String>>,
     pub(crate) cache: cache::Cache,
     /// Appends in flight, by key.
     batches: Mutex<BTreeMap<String, Arc<Mutex<Batch>>>>,
+    /// Presigns the requests object_store does not send (older object versions).
+    signer: Arc<dyn object_store::signer::Signer>,
+    /// Sends those requests.
+    http: reqwest::Client,
+    /// What went wrong without failing an operation, for the front end to show.
+    pub(crate) warnings: Mutex<Vec<String>>,
 }
 
 /// What a `PUT` came to.
@@ -232,6 +243,23 @@ impl Tenant {
 
     pub(crate) fn count_list(&self) {
         bump(&self.counts.list);
+    }
+
+    pub(crate) fn count_get(&self) {
+        bump(&self.counts.get);
+    }
+
+    pub(crate) fn count_delete(&self) {
+        bump(&self.counts.delete);
+    }
+
+    /// Keeps a warning for [`memdir_store::History::take_warnings`], and logs it.
+    pub(crate) fn warn(&self, message: String) {
+        tracing::warn!("{message}");
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(message);
     }
 
     pub(crate) fn counts(&self) -> RequestCounts {
@@ -1217,6 +1245,12 @@ impl S3Store {
             .with_conditional_put(object_store::aws::S3ConditionalPut::ETagMatch)
             .build()
             .map_err(|e| StoreError::InvalidPath(format!("cannot set up the S3 client: {e}")))?;
+        let os = Arc::new(os);
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| StoreError::InvalidPath(format!("cannot set up the S3 client: {e}")))?;
         let url = config.url;
         let join = |a: &str, b: &str| {
             if a.is_empty() {
@@ -1226,7 +1260,10 @@ impl S3Store {
             }
         };
         let t = Tenant {
-            os: Arc::new(os),
+            signer: os.clone(),
+            http,
+            warnings: Mutex::new(Vec::new()),
+            os,
             base: join(&url.prefix, &url.tenant),
             state: join(&url.prefix, &format!(".memdir/{}", url.tenant)),
             endpoint: endpoint.unwrap_or_else(|| "AWS S3".into()),
@@ -1237,6 +1274,7 @@ impl S3Store {
             pending: Mutex::new(BTreeMap::new()),
             recording: AtomicBool::new(false),
             known_blobs: Mutex::new(Default::default()),
+            head_seen: Mutex::new(None),
             batches: Mutex::new(BTreeMap::new()),
         };
         Ok(S3Store {

@@ -10,11 +10,11 @@ use memdir::{Actor, Backend, Clock, InMemoryStore, Memory, Outcome, Source};
 /// The instant every scenario starts at.
 pub const START: &str = "2026-11-30T09:15:00Z";
 
-fn clock_at(at: &str) -> Clock {
+pub(crate) fn clock_at(at: &str) -> Clock {
     Clock::fixed(at.parse().unwrap(), jiff::tz::TimeZone::UTC)
 }
 
-fn init(b: Backend) -> Memory {
+pub(crate) fn init(b: Backend) -> Memory {
     Memory::init_backend(b, clock_at(START), true).unwrap()
 }
 

@@ -13,6 +13,13 @@ impl Harness for Folders {
         let root = self.0.path().join(tenant);
         FolderStore::create(&root).unwrap().backend()
     }
+
+    fn raw_hits(&self, tenant: &str, needle: &str) -> Option<Vec<String>> {
+        Some(memdir_store_tests::folder_hits(
+            &self.0.path().join(tenant),
+            needle,
+        ))
+    }
 }
 
 fn harness() -> Folders {

@@ -7,13 +7,16 @@
 //! per change, which makes history, blame and revert plain comparisons.
 
 use crate::backend::Backend;
-use crate::history::{BlameLine, Change, Changes, FileChange, History, HistoryEntry};
+use crate::history::{
+    BlameLine, Change, Changes, FileChange, ForgetReport, History, HistoryEntry, Rewritten,
+};
 use crate::paths;
 use crate::store::{
     Entry, EntryKind, LockGuard, LockName, Locks, Precondition, Reentry, Store, StoreError,
     Version, stale,
 };
 use jiff::Timestamp;
+use memdir_core::forget::{Forget, Scrub};
 use memdir_core::path::MemPath;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -413,6 +416,13 @@ struct Record {
     files: BTreeMap<MemPath, Vec<u8>>,
 }
 
+/// A change's id: from its place in history, message, time and writer.
+fn record_id(n: usize, message: &str, at: &str, writer: &str) -> String {
+    Version::of(format!("{n}\n{message}\n{at}\n{writer}").as_bytes())
+        .as_str()
+        .to_string()
+}
+
 /// The history of a [`InMemoryStore`]: a snapshot of every file per change.
 #[derive(Debug)]
 pub struct InMemoryHistory {
@@ -457,21 +467,49 @@ impl InMemoryHistory {
         if records.last().is_some_and(|r| r.files == files) {
             return Ok(None);
         }
-        let seed = format!("{}\n{message}\n{at}\n{writer}", records.len());
-        let id = Version::of(seed.as_bytes()).as_str().to_string();
-        records.push(Record {
-            entry: HistoryEntry {
-                commit: id.clone(),
-                writer: writer.to_string(),
-                date: crate::history::rfc3339(at.as_second()),
-                summary: message.lines().next().unwrap_or_default().to_string(),
-                reason,
-                source,
-            },
+        Ok(Some(push(
+            &mut records,
             files,
-        });
-        Ok(Some(id))
+            writer,
+            message,
+            reason,
+            source,
+            at,
+        )))
     }
+}
+
+/// Appends a record of `files` and returns its id.
+fn push(
+    records: &mut Vec<Record>,
+    files: BTreeMap<MemPath, Vec<u8>>,
+    writer: &str,
+    message: &str,
+    reason: Option<String>,
+    source: Option<String>,
+    at: Timestamp,
+) -> String {
+    let id = record_id(records.len(), message, &at.to_string(), writer);
+    records.push(Record {
+        entry: HistoryEntry {
+            commit: id.clone(),
+            writer: writer.to_string(),
+            date: crate::history::rfc3339(at.as_second()),
+            summary: message.lines().next().unwrap_or_default().to_string(),
+            reason,
+            source,
+        },
+        files,
+    });
+    id
+}
+
+/// What a change records as its reason: trimmed, on one line, `None` when blank.
+fn one_line(reason: Option<&str>) -> Option<String> {
+    reason
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(|r| r.replace('\n', " "))
 }
 
 impl History for InMemoryHistory {
@@ -498,18 +536,116 @@ impl History for InMemoryHistory {
     }
 
     fn commit(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
-        let reason = change
-            .reason
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-            .map(|r| r.replace('\n', " "));
         self.record(
             &change.actor.writer,
             &change.message(),
-            reason,
+            one_line(change.reason),
             Some(change.actor.source.as_str().to_string()),
             change.at,
         )
+    }
+
+    fn record_empty(&self, change: &Change<'_>) -> Result<Option<String>, StoreError> {
+        let files = self.snapshot()?;
+        let mut records = self.records()?;
+        Ok(Some(push(
+            &mut records,
+            files,
+            &change.actor.writer,
+            &change.message(),
+            one_line(change.reason),
+            Some(change.actor.source.as_str().to_string()),
+            change.at,
+        )))
+    }
+
+    /// Scrubs every snapshot, summary and reason; a change whose own difference (or message)
+    /// held what is forgotten gets a new id. Then records the forget over the files as they are.
+    fn forget(
+        &self,
+        forget: &Forget,
+        record: &Change<'_>,
+        dry_run: bool,
+    ) -> Result<ForgetReport, StoreError> {
+        let files = self.snapshot()?;
+        let mut records = self.records()?;
+        let mut report = ForgetReport::default();
+        let mut clean: Vec<Record> = Vec::with_capacity(records.len());
+        for (i, r) in records.iter().enumerate() {
+            let mut new = r.clone();
+            for (p, b) in &r.files {
+                match forget.scrub(p.as_str(), b) {
+                    Scrub::Keep => {}
+                    Scrub::Drop => {
+                        new.files.remove(p);
+                    }
+                    Scrub::Rewrite(out, _) => {
+                        new.files.insert(p.clone(), out);
+                    }
+                }
+            }
+            let summary = forget.scrub_message(&r.entry.summary);
+            let reason = r
+                .entry
+                .reason
+                .as_deref()
+                .and_then(|t| forget.scrub_message(t));
+            // The versions this change made that changed: what a change-by-change history counts.
+            let parent = i.checked_sub(1).map(|j| &records[j].files);
+            let mut rewrote = summary.is_some() || reason.is_some();
+            for (p, b) in &r.files {
+                if parent.and_then(|f| f.get(p)) == Some(b) {
+                    continue;
+                }
+                match forget.scrub(p.as_str(), b) {
+                    Scrub::Keep => {}
+                    Scrub::Drop => {
+                        report.versions += 1;
+                        rewrote = true;
+                    }
+                    Scrub::Rewrite(_, n) => {
+                        report.versions += 1;
+                        report.lines += n;
+                        rewrote = true;
+                    }
+                }
+            }
+            // A file the change deleted whose earlier version held it.
+            rewrote |= parent.is_some_and(|f| {
+                f.iter().any(|(p, b)| {
+                    !r.files.contains_key(p) && forget.scrub(p.as_str(), b) != Scrub::Keep
+                })
+            });
+            if rewrote {
+                if let Some(s) = summary {
+                    new.entry.summary = s;
+                }
+                if let Some(s) = reason {
+                    new.entry.reason = Some(s);
+                }
+                let seed = format!("{}\n{:?}", new.entry.summary, new.entry.reason);
+                new.entry.commit = record_id(i, &seed, &new.entry.date, &new.entry.writer);
+                report.rewritten.push(Rewritten {
+                    old: r.entry.commit.clone(),
+                    new: new.entry.commit.clone(),
+                });
+            }
+            clean.push(new);
+        }
+        if dry_run {
+            return Ok(report);
+        }
+        *records = clean;
+        report.recorded = Some(push(
+            &mut records,
+            files,
+            &record.actor.writer,
+            &record.message(),
+            one_line(record.reason),
+            Some(record.actor.source.as_str().to_string()),
+            record.at,
+        ));
+        Ok(report)
     }
 
     fn history(

@@ -90,6 +90,97 @@ impl TestBucket {
             .unwrap()
     }
 
+    /// Turns on S3 versioning: from now on the bucket keeps every older version of an object.
+    pub fn enable_versioning(&self) {
+        ureq::put(&format!("{}/{}?versioning", self.endpoint, self.bucket))
+            .send("<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>")
+            .unwrap();
+    }
+
+    /// Every version of every object in the bucket (delete markers left out): key, version
+    /// id and whether it is the latest.
+    pub fn versions(&self) -> Vec<(String, String, bool)> {
+        let mut out = Vec::new();
+        let mut marker = String::new();
+        loop {
+            let page = ureq::get(&format!(
+                "{}/{}?versions&max-keys=1000{marker}",
+                self.endpoint, self.bucket
+            ))
+            .call()
+            .unwrap()
+            .into_body()
+            .read_to_string()
+            .unwrap();
+            let field = |s: &str, name: &str| {
+                s.split(&format!("<{name}>"))
+                    .nth(1)
+                    .and_then(|s| s.split(&format!("</{name}>")).next())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            for v in page.split("<Version>").skip(1) {
+                let v = v.split("</Version>").next().unwrap();
+                out.push((
+                    field(v, "Key"),
+                    field(v, "VersionId"),
+                    field(v, "IsLatest") == "true",
+                ));
+            }
+            if field(&page, "IsTruncated") != "true" {
+                return out;
+            }
+            marker = format!(
+                "&key-marker={}&version-id-marker={}",
+                field(&page, "NextKeyMarker"),
+                field(&page, "NextVersionIdMarker")
+            );
+        }
+    }
+
+    /// Every object version in the bucket whose bytes hold `needle`, as `key@version`. The
+    /// server wants reads signed: each is a URL object_store presigns for the version.
+    pub fn raw_hits(&self, needle: &str) -> Vec<String> {
+        use object_store::signer::{SignedUrlOptions, Signer};
+        let s3 = object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name(&self.bucket)
+            .with_endpoint(&self.endpoint)
+            .with_allow_http(true)
+            .with_region("us-east-1")
+            .with_access_key_id("testing")
+            .with_secret_access_key("testing-secret-key")
+            .build()
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut hits = Vec::new();
+        for (key, version, _) in self.versions() {
+            let opts = SignedUrlOptions::new().with_query([("versionId", version.as_str())]);
+            let url = rt
+                .block_on(s3.signed_url_opts(
+                    reqwest::Method::GET,
+                    &object_store::path::Path::parse(&key).unwrap(),
+                    std::time::Duration::from_secs(300),
+                    &opts,
+                ))
+                .unwrap();
+            let bytes = ureq::get(url.as_str())
+                .call()
+                .unwrap()
+                .into_body()
+                .with_config()
+                .limit(1 << 30)
+                .read_to_vec()
+                .unwrap();
+            if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                hits.push(format!("{key}@{version}"));
+            }
+        }
+        hits
+    }
+
     /// Every key in the bucket, for tests that check the layout.
     pub fn keys(&self) -> Vec<String> {
         self.listing()
