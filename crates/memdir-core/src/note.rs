@@ -113,6 +113,11 @@ pub struct Meta {
     pub trust: Option<String>,
     /// Names of notes this one replaces.
     pub supersedes: Vec<String>,
+    /// The note that replaces this one: the target of its `superseded_by: [[link]]` (without
+    /// brackets, alias or heading). A superseded note leaves the index and ranks below its
+    /// successor, but stays a file that grep finds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
 }
 
 /// One top-level entry of the frontmatter block: a key line and the lines that continue it.
@@ -189,6 +194,8 @@ impl Frontmatter {
 
 /// The frontmatter key that records where a note's content came from.
 pub const SOURCE_KEY: &str = "source";
+/// The frontmatter key that names the note replacing this one, as one `[[link]]`.
+pub const SUPERSEDED_BY_KEY: &str = "superseded_by";
 /// The value of [`SOURCE_KEY`] for content from outside (the web, files, tool output).
 pub const EXTERNAL: &str = "external";
 
@@ -196,13 +203,26 @@ pub const EXTERNAL: &str = "external";
 /// `source: external` (replacing whatever `source` the text claimed), and a text without a
 /// frontmatter block gets one that says only that. Every other byte is kept.
 pub fn mark_external(text: &str) -> String {
+    with_key(text, SOURCE_KEY, EXTERNAL)
+}
+
+/// The text of a note superseded by the note `link` names (a link target such as
+/// `payment-retry-v2`): its frontmatter says `superseded_by: "[[link]]"` (quoted, as Obsidian
+/// reads a link in a property), replacing any earlier successor. Every other byte is kept.
+pub fn mark_superseded(text: &str, link: &str) -> String {
+    with_key(text, SUPERSEDED_BY_KEY, &format!("[[{link}]]"))
+}
+
+/// `text` with one frontmatter key set to a string value: only that entry's lines change, and a
+/// text without a frontmatter block gets one that holds only that key.
+fn with_key(text: &str, key: &str, value: &str) -> String {
     let mut note = Note::parse(text);
     match &mut note.frontmatter {
         Some(fm) => {
-            fm.set(SOURCE_KEY, EXTERNAL);
+            fm.set(key, value);
             note.render()
         }
-        None => format!("---\n{SOURCE_KEY}: {EXTERNAL}\n---\n{text}"),
+        None => format!("---\n{key}: {}\n---\n{text}", yaml_scalar(value)),
     }
 }
 
@@ -301,6 +321,12 @@ impl Note {
                         && e.text.split_once(':').is_some_and(|(_, v)| external(v))
                 })
             })
+    }
+
+    /// True when the index lists the note: it is [indexable](Note::is_indexable) and no other
+    /// note supersedes it.
+    pub fn is_listed(&self) -> bool {
+        self.is_indexable() && self.meta.superseded_by.is_none()
     }
 
     /// True when the note has a valid frontmatter block with a name and a description, which is
@@ -428,6 +454,21 @@ fn read_meta(fm: &Frontmatter) -> (Meta, Vec<FrontError>) {
             }),
         }
     }
+    meta.superseded_by = match map.get(SUPERSEDED_BY_KEY) {
+        None | Some(serde_json::Value::Null) => None,
+        Some(v) => {
+            let target = one_link(v);
+            if target.is_none() {
+                errors.push(FrontError {
+                    line: line_of(SUPERSEDED_BY_KEY),
+                    message: format!(
+                        "`{SUPERSEDED_BY_KEY}` must be one [[link]] to the note that replaces this one, like `{SUPERSEDED_BY_KEY}: \"[[new-note]]\"`"
+                    ),
+                });
+            }
+            target
+        }
+    };
     for key in ["name", "description"] {
         if let Some(v) = match key {
             "name" => &meta.name,
@@ -441,6 +482,27 @@ fn read_meta(fm: &Frontmatter) -> (Meta, Vec<FrontError>) {
         }
     }
     (meta, errors)
+}
+
+/// The target of a `superseded_by` value that is exactly one `[[link]]`: the string
+/// `"[[target]]"`, or what YAML makes of it unquoted, a list holding a list holding `target`.
+fn one_link(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let text = match v {
+        Value::String(s) => s.trim().to_string(),
+        Value::Array(outer) => match outer.as_slice() {
+            [Value::Array(inner)] => match inner.as_slice() {
+                [Value::String(s)] => format!("[[{s}]]"),
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    match crate::links::extract(&text).as_slice() {
+        [link] if link.raw == text => Some(link.target.clone()),
+        _ => None,
+    }
 }
 
 /// The 1-based `\n`-ended line of `yaml` that YAML's line `yaml_line` starts on: YAML also
@@ -810,6 +872,51 @@ mod tests {
         );
         assert_eq!(fm.line_of("expires"), Some(8));
         assert!(n.is_indexable());
+    }
+
+    #[test]
+    fn superseded_by_is_one_link_quoted_or_not() {
+        for (value, target) in [
+            ("\"[[new-note]]\"", "new-note"),
+            ("[[new-note]]", "new-note"),
+            ("'[[people/priya|Priya]]'", "people/priya"),
+            ("[[new-note#why]]", "new-note"),
+        ] {
+            let n = Note::parse(&format!("---\nname: a\nsuperseded_by: {value}\n---\n"));
+            assert_eq!(n.errors, vec![], "{value}");
+            assert_eq!(n.meta.superseded_by.as_deref(), Some(target), "{value}");
+            assert!(!n.is_listed());
+        }
+        for bad in [
+            "new-note",
+            "\"[[a]] and [[b]]\"",
+            "[[a, b]]",
+            "[[[a]]]",
+            "[a]",
+            "{a: 1}",
+            "\"[[]]\"",
+        ] {
+            let n = Note::parse(&format!(
+                "---\nname: a\ndescription: d\nsuperseded_by: {bad}\n---\n"
+            ));
+            assert_eq!(n.errors.len(), 1, "{bad}: {:?}", n.errors);
+            assert_eq!(n.errors[0].line, 4, "{bad}");
+            assert!(n.errors[0].message.contains("one [[link]]"), "{bad}");
+        }
+        let marked = mark_superseded("---\nname: a\nsuperseded_by: \"[[b]]\"\n---\nbody\n", "c");
+        assert_eq!(
+            marked,
+            "---\nname: a\nsuperseded_by: \"[[c]]\"\n---\nbody\n"
+        );
+        let bare = mark_superseded("body\n", "people/priya");
+        assert_eq!(
+            bare,
+            "---\nsuperseded_by: \"[[people/priya]]\"\n---\nbody\n"
+        );
+        assert_eq!(
+            Note::parse(&bare).meta.superseded_by.as_deref(),
+            Some("people/priya")
+        );
     }
 
     #[test]

@@ -347,6 +347,9 @@ pub(crate) fn search(
             Some((*f, line, c.text, score, why))
         })
         .collect();
+    // A superseded note ranks below its successor (the keyword half was demoted already; the
+    // fused score is demoted again, so meaning alone cannot lift it back).
+    crate::current::demote(&mut scored, &all, |t| (t.0, &mut t.3, t.4.as_mut()));
     scored.sort_by(|a, b| {
         b.3.total_cmp(&a.3)
             .then_with(|| a.0.rel.cmp(&b.0.rel))

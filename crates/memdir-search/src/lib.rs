@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod chunk;
+mod current;
 mod error;
 mod grep;
 mod hybrid;
@@ -237,6 +238,9 @@ pub struct Why {
     /// Hybrid mode's priors: a day the query names, a time for a "when" question, a speaker
     /// the query names.
     pub hint: f64,
+    /// What the line lost (zero or less) because another note supersedes its note: it ranks
+    /// below its successor.
+    pub superseded: f64,
 }
 
 impl SearchHit {

@@ -13,7 +13,7 @@ use super::sqlite::db_err;
 use super::walk::{FileRef, Scope};
 use super::{DEFAULT_RANKED_LIMIT, SearchOutcome, SearchRequest, Searcher, Why};
 use crate::error::Error;
-use memdir_core::note::{Meta, Note, is_note_path};
+use memdir_core::note::{Meta, Note};
 use memdir_core::query::{Query, contains_run};
 use memdir_core::tokenize::{Tokenizer, split_line};
 use rusqlite::params;
@@ -146,14 +146,7 @@ fn and_of(terms: &[String]) -> String {
 /// The frontmatter of a note in a corpus, or `None` for a file that is not a note or cannot be
 /// read.
 fn note_meta(f: &FileRef) -> Option<Meta> {
-    if !is_note_path(&f.rel) {
-        return None;
-    }
-    let bytes = match &f.held {
-        Some(h) => std::borrow::Cow::Borrowed(h.bytes.as_slice()),
-        None => std::borrow::Cow::Owned(std::fs::read(&f.abs).ok()?),
-    };
-    Some(Note::parse(&String::from_utf8_lossy(&bytes)).meta)
+    crate::current::note_of(f).map(|n| n.meta)
 }
 
 /// Which line scorer a ranked search runs. Both give the same answers.
@@ -280,6 +273,8 @@ pub(crate) fn search_with(
         let score = why.keyword + why.neighbour + why.day;
         scored.push((score, *f, c, why));
     }
+    // A superseded note ranks below its successor.
+    crate::current::demote(&mut scored, &all, |t| (t.1, &mut t.0, Some(&mut t.3)));
     // Best first; ties in path and line order so output is stable.
     scored.sort_by(|a, b| {
         b.0.total_cmp(&a.0)

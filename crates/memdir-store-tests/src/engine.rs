@@ -100,6 +100,96 @@ pub fn engine_notes_and_index(h: &impl Harness) {
     assert!(story.ends_with("Invalid\n"), "{story}");
 }
 
+fn supersede_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
+    let mem = init(b);
+    let req = |name, description, body| NoteRequest {
+        name,
+        description,
+        kind: Some("project"),
+        tags: &[],
+        expires: None,
+        body,
+        force: false,
+    };
+    mem.note_new(&req(
+        "retry-v1",
+        "the first retry rule",
+        "payment retry: a failed payment retry runs every hour, retry after retry\n",
+    ))
+    .unwrap();
+    mem.note_new(&req(
+        "retry-v2",
+        "the retry rule now",
+        "a payment retry runs once a day\n",
+    ))
+    .unwrap();
+    let agent = mem.with_actor(Actor {
+        writer: "bot".into(),
+        source: Source::Agent,
+    });
+    let done = agent.note_supersede("retry-v1", "[[retry-v2]]").unwrap();
+    let mut out = format!(
+        "{} by {} ({}) {}\n",
+        done.old, done.new, done.link, done.changed
+    );
+    for (old, new) in [
+        ("retry-v1", "retry-v2"),
+        ("retry-v2", "retry-v1"),
+        ("retry-v2", "notes/retry-v2.md"),
+        ("missing", "retry-v2"),
+    ] {
+        out += &match agent.note_supersede(old, new) {
+            Ok(d) => format!("{old} {new}: changed {}\n", d.changed),
+            Err(e) => format!("{old} {new}: {:?}\n", e.kind()),
+        };
+    }
+    out += &String::from_utf8(mem.read("notes/retry-v1.md").unwrap()).unwrap();
+    out += &String::from_utf8(mem.read("MEMORY.md").unwrap()).unwrap();
+    let mut ranked = SearchRequest::new("payment retry");
+    ranked.mode = Mode::Ranked;
+    for h in mem.search(&ranked).unwrap().hits {
+        out += &format!("{} {:.6}\n", h.render(), h.score.unwrap_or_default());
+    }
+    out
+}
+
+/// A note superseded by another (by an agent) says so in its frontmatter, leaves `MEMORY.md`
+/// and ranks below its successor; a cycle and a missing note are refused.
+pub fn engine_supersede(h: &impl Harness) {
+    let story = same_story(h, supersede_story);
+    assert!(
+        story.starts_with("notes/retry-v1.md by notes/retry-v2.md (retry-v2) true\n"),
+        "{story}"
+    );
+    assert!(
+        story.contains("retry-v1 retry-v2: changed false\n"),
+        "{story}"
+    );
+    assert!(story.contains("retry-v2 retry-v1: Invalid\n"), "{story}");
+    assert!(
+        story.contains("retry-v2 notes/retry-v2.md: Invalid\n"),
+        "{story}"
+    );
+    assert!(story.contains("missing retry-v2: NotFound\n"), "{story}");
+    assert!(
+        story.contains("superseded_by: \"[[retry-v2]]\"\n---\n"),
+        "{story}"
+    );
+    assert!(!story.contains("- [retry-v1]"), "{story}");
+    assert!(story.contains("- [retry-v2](notes/retry-v2.md)"), "{story}");
+    // The first line is what the supersede said; the search hits are the next lines of a path.
+    let first_hit = story
+        .lines()
+        .skip(1)
+        .find(|l| l.starts_with("notes/"))
+        .unwrap_or_default();
+    assert!(first_hit.starts_with("notes/retry-v2.md:"), "{story}");
+    assert!(
+        story.contains("notes/retry-v1.md:"),
+        "never removed: {story}"
+    );
+}
+
 fn proposals_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
     let mem = init(b);
     mem.write("core.md", "- one\n").unwrap().done().unwrap();

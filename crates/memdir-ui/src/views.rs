@@ -1548,6 +1548,7 @@ fn why_parts(why: Option<memdir::search::Why>) -> Vec<(&'static str, String)> {
         ("neighbour", w.neighbour),
         ("day", w.day),
         ("hint", w.hint),
+        ("superseded", w.superseded),
     ]
     .into_iter()
     .filter(|(_, v)| *v != 0.0)

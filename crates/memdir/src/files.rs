@@ -126,7 +126,7 @@ fn refuse_hiding_ignore(cx: &Ctx, p: &MemPath, content: &str) -> Result<(), Erro
 /// A note write whose follow-up (`MEMORY.md`) failed after the note itself was written is
 /// applied: it is reported with a warning, and the next change regenerates the index. A
 /// failure before the write is the change's failure.
-fn applied_anyway(
+pub(crate) fn applied_anyway(
     cx: &Ctx,
     tx: &mut crate::change::Change<'_>,
     p: &MemPath,

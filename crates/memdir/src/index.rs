@@ -38,11 +38,12 @@ fn mp(s: &str) -> MemPath {
     MemPath::parse(s).unwrap_or_default()
 }
 
-/// The index lines for every note that has a valid frontmatter with a name and a description.
+/// The index lines for every note that has a valid frontmatter with a name and a description,
+/// and that no other note supersedes.
 pub fn entries(files: &[NoteFile]) -> Vec<IndexEntry> {
     files
         .iter()
-        .filter(|f| f.is_note && f.note.is_indexable())
+        .filter(|f| f.is_note && f.note.is_listed())
         .map(|f| entry(&f.path, &f.note))
         .collect()
 }
@@ -108,7 +109,7 @@ pub(crate) fn is_folder_index(f: &NoteFile) -> bool {
 pub fn dated(files: &[NoteFile]) -> Vec<Dated> {
     files
         .iter()
-        .filter(|f| f.is_note && f.note.is_indexable())
+        .filter(|f| f.is_note && f.note.is_listed())
         .map(|f| Dated {
             entry: entry(&f.path, &f.note),
             date: note_date(&f.note),
@@ -226,7 +227,7 @@ fn with_written(mem: &Ctx, before: &[Dated], path: &MemPath, content: &str) -> V
         .collect();
     if mem.layout().is_note_path(path.as_str()) {
         let note = Note::parse(content);
-        if note.is_indexable() {
+        if note.is_listed() {
             after.push(Dated {
                 entry: entry(path, &note),
                 date: note_date(&note),
@@ -283,7 +284,7 @@ fn relayout_changes(
     let layout = mem.layout();
     let listed = |path: &MemPath, text: Option<&str>| {
         let note = Note::parse(text.filter(|_| layout.is_note_path(path.as_str()))?);
-        note.is_indexable().then(|| Dated {
+        note.is_listed().then(|| Dated {
             entry: entry(path, &note),
             date: note_date(&note),
         })
@@ -478,7 +479,7 @@ fn replace_entry(listed: &mut Vec<IndexEntry>, path: &MemPath, text: Option<&str
         return;
     }
     let note = Note::parse(text);
-    if note.is_indexable() {
+    if note.is_listed() {
         listed.push(entry(path, &note));
     }
 }

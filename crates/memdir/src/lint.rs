@@ -1,21 +1,24 @@
 //! `lint`: checks a memory folder and reports findings with a file, a line, a severity and a fix.
 //!
-//! Errors: frontmatter that does not parse, two notes with one name, links that lead nowhere, and
-//! core, index or state over their caps. Warnings: notes the index does not list (no frontmatter,
-//! no name or description, or an index that is out of date), files too large to be useful in a
-//! prompt, undated state lines, and expired scratch notes or notes that `sweep` has not moved yet.
+//! Errors: frontmatter that does not parse, two notes with one name, links (and `superseded_by`
+//! links) that lead nowhere, and core, index or state over their caps. Warnings: notes the index
+//! does not list (no frontmatter, no name or description, or an index that is out of date), links
+//! to superseded notes, files too large to be useful in a prompt, undated state lines, and expired
+//! scratch notes or notes that `sweep` has not moved yet.
 
 use crate::archive::is_expired;
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::index::entries;
-use crate::notes::{NoteFile, read_text, resolver, scan};
+use crate::notes::{NoteFile, read_text, resolver, scan, successor, successors};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::caps::{Cap, Size};
 use memdir_core::host::IndexKind;
 use memdir_core::links::{extract, normalize};
 use memdir_core::log::EXTERNAL_SCRATCH_MARK;
-use memdir_core::note::{INDEX_FILE, IndexEntry, NOT_NOTE_DIRS, SOURCE_KEY, index_line};
+use memdir_core::note::{
+    INDEX_FILE, IndexEntry, NOT_NOTE_DIRS, SOURCE_KEY, SUPERSEDED_BY_KEY, index_line,
+};
 use memdir_core::path::MemPath;
 use memdir_core::scratch::{SCRATCH_DIR, ScratchName};
 use memdir_core::state::{ARCHIVE_DIR, undated_items};
@@ -48,7 +51,8 @@ pub struct Finding {
     /// A stable short name: `frontmatter`, `duplicate-name`, `broken-link`, `over-cap`,
     /// `not-in-index`, `stale-index`, `unlisted`, `too-large`, `undated-state`, `expired-scratch`,
     /// `expired-note`, `external-in-index`, `external-unfenced`, `index-drift` (a hand-written
-    /// index and the notes disagree).
+    /// index and the notes disagree), `superseded-link` (a link to a note another supersedes),
+    /// `broken-supersede` (a `superseded_by` that leads nowhere).
     pub code: &'static str,
     /// What is wrong.
     pub message: String,
@@ -105,6 +109,7 @@ pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
     check_frontmatter(&files, &mut out);
     check_duplicates(&files, &mut out);
     check_links(&files, &mut out);
+    check_superseded(&files, &mut out);
     check_external(&files, &mut out);
     let layout = cx.layout();
     let (core_file, state_file) = (layout.core, layout.state);
@@ -284,7 +289,7 @@ fn check_external(files: &[NoteFile], out: &mut Out) {
             .as_ref()
             .and_then(|fm| fm.line_of(SOURCE_KEY))
             .unwrap_or(1);
-        if f.is_note && f.note.is_indexable() && f.note.is_external() {
+        if f.is_note && f.note.is_listed() && f.note.is_external() {
             out.push(
                 p,
                 line,
@@ -399,10 +404,21 @@ fn check_duplicates(files: &[NoteFile], out: &mut Out) {
     }
 }
 
+/// The line of a note's `superseded_by`, when it names a successor: its link is checked by
+/// [`check_superseded`], not as a link of the text.
+fn superseded_by_line(f: &NoteFile) -> Option<usize> {
+    f.note.meta.superseded_by.as_ref()?;
+    f.note.frontmatter.as_ref()?.line_of(SUPERSEDED_BY_KEY)
+}
+
 fn check_links(files: &[NoteFile], out: &mut Out) {
     let r = resolver(files);
     for f in files {
+        let own = superseded_by_line(f);
         for link in extract(&f.text) {
+            if Some(link.line) == own {
+                continue;
+            }
             if r.resolve(&link.target).is_none() {
                 out.push(
                     f.path.as_str(),
@@ -419,6 +435,64 @@ fn check_links(files: &[NoteFile], out: &mut Out) {
                     ),
                 );
             }
+        }
+    }
+}
+
+/// A `superseded_by` that leads nowhere (or back to its own note) is an error; a link to a
+/// superseded note is a warning at the linking line, naming the note that is current now (the
+/// end of the chain of successors).
+fn check_superseded(files: &[NoteFile], out: &mut Out) {
+    let r = resolver(files);
+    let by_path: std::collections::HashMap<&str, &NoteFile> =
+        files.iter().map(|f| (f.path.as_str(), f)).collect();
+    for f in files.iter().filter(|f| f.is_note) {
+        if let Some(target) = &f.note.meta.superseded_by
+            && successor(f, &r).is_none()
+        {
+            out.push(
+                f.path.as_str(),
+                superseded_by_line(f).unwrap_or(1),
+                Severity::Error,
+                "broken-supersede",
+                format!(
+                    "{SUPERSEDED_BY_KEY} [[{target}]] leads nowhere: no other note has that name, file name or path"
+                ),
+                "point it at the note that replaces this one: `memdir note supersede OLD NEW`",
+            );
+        }
+    }
+    for f in files {
+        let own = superseded_by_line(f);
+        for link in extract(&f.text) {
+            let Some(to) = r.resolve(&link.target) else {
+                continue;
+            };
+            if Some(link.line) == own || to == f.path.as_str() {
+                continue;
+            }
+            let Some(current) = successors(&by_path, &r, to).last().copied() else {
+                continue;
+            };
+            if current == f.path.as_str() {
+                // The note that replaced it may name its predecessor.
+                continue;
+            }
+            let name = by_path
+                .get(current)
+                .and_then(|c| c.note.meta.name.as_deref())
+                .unwrap_or(current);
+            out.push(
+                f.path.as_str(),
+                link.line,
+                Severity::Warning,
+                "superseded-link",
+                format!(
+                    "{} links to {to}, which [[{name}]] ({current}) supersedes",
+                    link.raw
+                ),
+                format!("link to [[{name}]] instead, or keep the link if it is about the old note"),
+            );
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::host::ExportReport;
 use crate::import::{ImportReport, ImportSource};
 use crate::layers::{Context, LogReceipt, SweepReport};
 use crate::lint::LintReport;
-use crate::notes::{LinkGraph, LinksReport, NoteRequest};
+use crate::notes::{LinkGraph, LinksReport, NoteRequest, Superseded};
 use crate::outcome::Outcome;
 use crate::proposals::Proposal;
 use crate::provenance::Actor;
@@ -528,6 +528,12 @@ impl Memory {
     /// refuses a note that would take the index over its cap. Returns the path written.
     pub fn note_new(&self, req: &NoteRequest<'_>) -> Result<String, Error> {
         crate::notes::note_new(&self.cx, req)
+    }
+
+    /// Marks the note `old` as superseded by the note `new` (paths or names): `old` leaves the
+    /// index and ranks below `new` in search. Refuses a missing note, `old` == `new` and a cycle.
+    pub fn note_supersede(&self, old: &str, new: &str) -> Result<Superseded, Error> {
+        crate::notes::note_supersede(&self.cx, old, new)
     }
 
     /// Regenerates the index, `MEMORY.md`, from every note's frontmatter (recorded as one change).

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::store::{EntryKind, LockName, Precondition, Reader, StoreError};
 use memdir_core::host::FolderLayout;
 use memdir_core::links::{self, Link, Resolver};
-use memdir_core::note::{NOT_NOTE_DIRS, NewNote, Note};
+use memdir_core::note::{NOT_NOTE_DIRS, NewNote, Note, mark_superseded};
 use memdir_core::path::MemPath;
 use serde::Serialize;
 
@@ -394,6 +394,144 @@ pub(crate) fn resolve_note(cx: &Ctx, input: &str) -> Result<String, Error> {
             "no file or note is named {target:?}: search with memory_search (`memdir search`), or list notes with `memdir ls notes`"
         ))),
     }
+}
+
+/// What [`note_supersede`] did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Superseded {
+    /// The superseded note.
+    pub old: String,
+    /// The note that replaces it.
+    pub new: String,
+    /// The link written in the old note's `superseded_by`: the new note's name, or its path when
+    /// the name leads elsewhere.
+    pub link: String,
+    /// False when the old note already named this successor, so nothing was written.
+    pub changed: bool,
+}
+
+/// The note `path` says replaces it (`superseded_by`), resolved; `None` when it is not
+/// superseded, or its link leads nowhere or back to itself.
+pub(crate) fn successor<'a>(f: &NoteFile, r: &'a Resolver) -> Option<&'a str> {
+    let to = r.resolve(f.note.meta.superseded_by.as_deref()?)?;
+    (to != f.path.as_str()).then_some(to)
+}
+
+/// The notes after `path` in its chain of successors, in order, stopping before the first one
+/// met twice (a cycle a hand edit made) or at one that is not superseded.
+pub(crate) fn successors<'a>(
+    by_path: &std::collections::HashMap<&str, &NoteFile>,
+    r: &'a Resolver,
+    path: &str,
+) -> Vec<&'a str> {
+    let mut chain: Vec<&str> = Vec::new();
+    let mut at = by_path.get(path).copied();
+    while let Some(f) = at {
+        let Some(next) = successor(f, r) else { break };
+        if next == path || chain.contains(&next) {
+            break;
+        }
+        chain.push(next);
+        at = by_path.get(next).copied();
+    }
+    chain
+}
+
+/// Marks the note `old` as superseded by the note `new` (each a path or a name, resolved as
+/// [`resolve_note`] does): `old`'s frontmatter gets `superseded_by: "[[new]]"`, written as one
+/// change through the same guard, trust label, index update and history record as an edit.
+/// Refuses a missing note, a file that is not a note, `old` == `new`, and a cycle (`new` already
+/// superseded by `old`, directly or through a chain).
+pub(crate) fn note_supersede(cx: &Ctx, old: &str, new: &str) -> Result<Superseded, Error> {
+    let files = scan(cx.store(), &cx.layout())?;
+    let r = resolver(&files);
+    let by_path: std::collections::HashMap<&str, &NoteFile> =
+        files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let find = |input: &str| -> Result<&NoteFile, Error> {
+        let target = link_target(input);
+        if target.is_empty() {
+            return Err(Error::Invalid(
+                "the note name is empty: give a path or a name like [[payment-retry-policy]]"
+                    .into(),
+            ));
+        }
+        let as_path = (target == input.trim())
+            .then(|| MemPath::parse(input).ok())
+            .flatten()
+            .and_then(|p| by_path.get(p.as_str()).copied());
+        let found = as_path.or_else(|| r.resolve(target).and_then(|p| by_path.get(p).copied()));
+        match found {
+            Some(f) if f.is_note => Ok(f),
+            Some(f) => Err(Error::Invalid(format!(
+                "{} is not a note: only notes can supersede or be superseded",
+                f.path
+            ))),
+            None => Err(Error::NotFound(format!(
+                "no note is named {target:?}: list notes with `memdir ls notes`, or create it with `memdir note new`"
+            ))),
+        }
+    };
+    let (old_f, new_f) = (find(old)?, find(new)?);
+    let (old_p, new_p) = (old_f.path.as_str(), new_f.path.as_str());
+    if old_p == new_p {
+        return Err(Error::Invalid(format!(
+            "{old} and {new} are the same note ({old_p}): name the note that replaces it"
+        )));
+    }
+    let chain = successors(&by_path, &r, new_p);
+    if let Some(at) = chain.iter().position(|p| *p == old_p) {
+        let path: Vec<&str> = std::iter::once(new_p)
+            .chain(chain[..=at].iter().copied())
+            .collect();
+        return Err(Error::Invalid(format!(
+            "{new_p} is already superseded by {old_p} ({}): superseding {old_p} by it would make a cycle",
+            path.join(" -> ")
+        )));
+    }
+    if let Some(e) = old_f.note.errors.first() {
+        return Err(Error::Invalid(format!(
+            "{old_p} has a broken frontmatter (line {}: {}): fix it first, `memdir lint` shows where",
+            e.line, e.message
+        )));
+    }
+    // The new note's name when it leads back to it, else its path (which always does).
+    let link = new_f
+        .note
+        .meta
+        .name
+        .clone()
+        .filter(|n| r.resolve(n) == Some(new_p))
+        .unwrap_or_else(|| new_p.strip_suffix(".md").unwrap_or(new_p).to_string());
+    let mut done = Superseded {
+        old: old_p.to_string(),
+        new: new_p.to_string(),
+        link,
+        changed: false,
+    };
+    if successor(old_f, &r) == Some(new_p) {
+        return Ok(done);
+    }
+    let p = old_f.path.clone();
+    let mut tx = crate::change::begin(cx, "note supersede", p.as_str())?
+        .default_reason(format!("superseded by [[{}]]", done.link));
+    let _lock = tx.lock(LockName::File(&p))?;
+    let (bytes, version) = cx.store().read_versioned(&p)?;
+    cx.check_base(&p, Some(&bytes))?;
+    // Rewritten from the text under the lock, and written only over that version.
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::Invalid(format!("{p} is not UTF-8 text: it cannot be edited")))?;
+    let updated = mark_superseded(&text, &done.link);
+    let guarded = crate::guard::content(cx, p.as_str(), &updated, Some(&text))?;
+    tx = tx.redacted(&guarded.redacted);
+    let updated = crate::trust::label(cx, &p, Some(&text), &guarded.text)?;
+    let pre = Precondition::Matches(version);
+    match write_hook(&tx, &p, &updated, true, &pre) {
+        Some(written) => crate::files::applied_anyway(cx, &mut tx, &p, &updated, written)?,
+        None => drop(tx.write_if(&p, updated.as_bytes(), &pre)?),
+    }
+    tx.commit()?;
+    done.changed = true;
+    Ok(done)
 }
 
 /// A note and the notes around it, for context in one call: its outgoing links and its

@@ -20,6 +20,21 @@ pub enum NoteCommand {
         after_help = "Examples:\n  memdir note new payment-retry-policy --type project \\\n    --description \"retry queue must never re-attempt a captured payment\" \\\n    \"The retry worker treats 'captured' as terminal. Related: [[refund-flow]]\"\n  memdir note new q4-freeze -d \"no deploys until the audit ends\" --tags ops,release --expires 2w\n  memdir note new people/priya --type user --description \"leads payments\" - < priya.md"
     )]
     New(NewArgs),
+    /// Mark OLD as superseded by NEW: OLD's frontmatter gets `superseded_by: "[[NEW]]"`, it leaves
+    /// the index and ranks below NEW in search (grep still finds it)
+    #[command(
+        after_help = "Examples:\n  memdir note supersede payment-retry-policy payment-retry-v2\n  memdir note supersede notes/old-plan.md \"[[q4-plan]]\" --reason \"the plan changed in review\""
+    )]
+    Supersede(SupersedeArgs),
+}
+
+/// `memdir note supersede`
+#[derive(Debug, clap::Args)]
+pub struct SupersedeArgs {
+    /// The note that is no longer current: its name, [[name]] or path.
+    pub old: String,
+    /// The note that replaces it: its name, [[name]] or path.
+    pub new: String,
 }
 
 /// `memdir note new`
@@ -73,6 +88,20 @@ pub fn run(a: Args, env: &Env) -> CliResult {
                 force: n.force,
             })?;
             out(&format!("wrote {path}"))
+        }
+        NoteCommand::Supersede(s) => {
+            let done = env.open()?.note_supersede(&s.old, &s.new)?;
+            out(&if done.changed {
+                format!(
+                    "{} is superseded by [[{}]] ({})",
+                    done.old, done.link, done.new
+                )
+            } else {
+                format!(
+                    "{} is already superseded by [[{}]] ({}): nothing to do",
+                    done.old, done.link, done.new
+                )
+            })
         }
     }
 }
