@@ -642,11 +642,11 @@ struct Group {
 
 /// The notes by type, then by tag (a note without either is under neither).
 fn note_groups(mem: &Memory) -> Vec<Group> {
-    let Ok(files) = memdir::notes::scan(mem.store().as_ref(), &mem.layout()) else {
+    let Ok(notes) = mem.notes() else {
         return Vec::new();
     };
     let mut by: std::collections::BTreeMap<String, Vec<Layer>> = Default::default();
-    for f in files.iter().filter(|f| f.is_note) {
+    for f in notes.notes() {
         let link = || Layer {
             label: f.path.as_str().to_string(),
             href: format!("/ui/files/{}", encode_path(f.path.as_str())),

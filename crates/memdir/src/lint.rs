@@ -6,14 +6,15 @@
 //! prompt, undated state lines, and expired scratch notes or notes that `sweep` has not moved yet.
 
 use crate::archive::is_expired;
+use crate::catalogue::Notes;
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::index::entries;
-use crate::notes::{NoteFile, read_text, resolver, scan};
+use crate::notes::{NoteFile, read_text};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::caps::{Cap, Size};
 use memdir_core::host::IndexKind;
-use memdir_core::links::{extract, normalize};
+use memdir_core::links::normalize;
 use memdir_core::log::EXTERNAL_SCRATCH_MARK;
 use memdir_core::note::{INDEX_FILE, IndexEntry, NOT_NOTE_DIRS, SOURCE_KEY, index_line};
 use memdir_core::path::MemPath;
@@ -100,12 +101,20 @@ fn mp(s: &str) -> MemPath {
 /// Checks the folder; never changes it.
 pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
     let store = cx.store().as_ref();
-    let files = scan(store, &cx.layout())?;
-    let mut out = Out(Vec::new());
-    check_frontmatter(&files, &mut out);
-    check_duplicates(&files, &mut out);
-    check_links(&files, &mut out);
-    check_external(&files, &mut out);
+    let notes = crate::catalogue::notes(cx)?;
+    let files = notes.files();
+    // What the notes alone give is kept with the catalogue's snapshot until a note changes.
+    let mut out = Out(notes
+        .lint
+        .get_or_init(|| {
+            let mut out = Out(Vec::new());
+            check_frontmatter(files, &mut out);
+            check_duplicates(files, &mut out);
+            check_links(&notes, &mut out);
+            check_external(files, &mut out);
+            out.0
+        })
+        .clone());
     let layout = cx.layout();
     let (core_file, state_file) = (layout.core, layout.state);
     let index = match layout.index_path() {
@@ -114,10 +123,10 @@ pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
     };
     match layout.index {
         IndexKind::Generated => {
-            check_index(&files, index.as_deref(), cx.config().index.cap(), &mut out)
+            check_index(files, index.as_deref(), cx.config().index.cap(), &mut out)
         }
         IndexKind::HandWritten => {
-            check_hand_index(store, &files, layout.index_file, index.as_deref(), &mut out)?
+            check_hand_index(store, files, layout.index_file, index.as_deref(), &mut out)?
         }
         IndexKind::None => {}
     }
@@ -160,8 +169,8 @@ pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
             );
         }
     }
-    check_sizes(cx, &files, &mut out)?;
-    check_expired(cx, &files, &mut out)?;
+    check_sizes(cx, files, &mut out)?;
+    check_expired(cx, files, &mut out)?;
     let mut findings = out.0;
     findings.sort_by(|a, b| {
         (a.file.as_str(), a.line, a.severity, a.code).cmp(&(
@@ -399,11 +408,10 @@ fn check_duplicates(files: &[NoteFile], out: &mut Out) {
     }
 }
 
-fn check_links(files: &[NoteFile], out: &mut Out) {
-    let r = resolver(files);
-    for f in files {
-        for link in extract(&f.text) {
-            if r.resolve(&link.target).is_none() {
+fn check_links(notes: &Notes, out: &mut Out) {
+    for (i, f) in notes.files().iter().enumerate() {
+        for (link, to) in notes.links_of(i) {
+            if to.is_none() {
                 out.push(
                     f.path.as_str(),
                     link.line,

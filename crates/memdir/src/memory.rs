@@ -166,6 +166,7 @@ impl Memory {
                 clock,
                 embedder: Arc::default(),
                 warm: None,
+                catalogue: Arc::default(),
                 actor: Actor::default(),
                 reason: None,
                 via: None,
@@ -554,6 +555,12 @@ impl Memory {
     /// the links that point to it.
     pub fn links(&self, target: &str) -> Result<LinksReport, Error> {
         crate::notes::links(&self.cx, target)
+    }
+
+    /// Every note read and parsed, with its links resolved: kept between calls and re-read
+    /// only where a file changed (see [`crate::catalogue`]).
+    pub fn notes(&self) -> Result<Arc<crate::catalogue::Notes>, Error> {
+        crate::catalogue::notes(&self.cx)
     }
 
     /// Pending proposals, oldest first.
