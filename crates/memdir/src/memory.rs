@@ -487,6 +487,13 @@ impl Memory {
         crate::gates::gate_check(&self.cx, presented, req)
     }
 
+    /// How long the token an approval of a `kind` request hands out stays valid, in
+    /// milliseconds (the policy's `approval_ttl` for the kind); `None` when `gates.toml` is
+    /// missing, does not parse or has no table for the kind, so an approval would be refused.
+    pub fn gate_approval_ttl(&self, kind: &str) -> Result<Option<i64>, Error> {
+        crate::gates::gate_approval_ttl(&self.cx, kind)
+    }
+
     /// Requests that wait for a person, oldest first.
     pub fn gate_pending(&self) -> Result<Vec<RequestState>, Error> {
         crate::gates::gate_pending(&self.cx)
