@@ -403,12 +403,27 @@ fn external_marks(
     listed: &std::cell::OnceCell<std::sync::Arc<Vec<walk::FileRef>>>,
     path: &str,
 ) -> Vec<bool> {
-    let marks = |b: &[u8]| memdir_core::external::external_lines(&String::from_utf8_lossy(b));
+    let marks = |b: &[u8]| {
+        // Outside frontmatter every mark `external_lines` knows spells "external" exactly (the
+        // scratch mark, a log entry's mark, a fence's opening); a note's `source` is compared
+        // ignoring case and may be quoted or escaped, so a text with frontmatter is read
+        // whole. A text with neither, most logs, has no external line: it is neither decoded
+        // nor split into lines.
+        if !b.starts_with(b"---")
+            && memchr::memmem::find(b, memdir_core::note::EXTERNAL.as_bytes()).is_none()
+        {
+            return Vec::new();
+        }
+        memdir_core::external::external_lines(&String::from_utf8_lossy(b))
+    };
     // A file the search already holds (a store's, or a warm copy's) is not read again.
     let held = |files: &[walk::FileRef]| {
+        // A warm copy's list is in path order; a store's may not be.
         files
-            .iter()
-            .find(|f| f.rel == path)
+            .binary_search_by(|f| f.rel.as_str().cmp(path))
+            .ok()
+            .and_then(|i| files.get(i))
+            .or_else(|| files.iter().find(|f| f.rel == path))
             .and_then(|f| f.held.as_ref())
             .map(|h| marks(&h.bytes))
     };
@@ -492,6 +507,14 @@ impl Searcher<'_> {
         }
         let scope = walk::Scope::new(req)?;
         let corpus = self.corpus;
+        if req.mode != Mode::Grep
+            && let Corpus::Folder(root) = corpus
+            && let Some((files, _)) = self.warm_files(root, &walk::Scope::everything())
+        {
+            // A warm copy holds every file's bytes: a hit's marks are read from there, not
+            // from the disk (this is the list ranked and vector search sync against).
+            let _ = listed.set(files);
+        }
         let found = match (req.mode, corpus) {
             (Mode::Grep, Corpus::Folder(root)) => {
                 // A warm copy's list, or a walk searched as it goes.

@@ -193,6 +193,14 @@ pub(crate) fn search_with(
     }
     let (index, all) = fresh_index(s, &tok, false)?;
     let conn = &index.conn;
+    // One read transaction for every query below (a posting list, a file's first row, a
+    // line's text, by the hundred): outside one, each statement takes and drops SQLite's
+    // shared lock itself, which cost more than the lookup.
+    let _read = if conn.is_autocommit() {
+        Some(conn.unchecked_transaction().map_err(db_err)?)
+    } else {
+        None
+    };
 
     // Files in scope (and meeting the frontmatter filters), by id.
     let in_scope: HashMap<&str, &FileRef> = all

@@ -79,6 +79,21 @@ impl Warm {
     /// `None` when warm search cannot run here (no inotify, or the watch limit is reached), and
     /// the caller walks the disk instead. Also returns the copy's generation.
     pub(crate) fn files(&self, root: &Path, scope: &Scope) -> Option<(Arc<Vec<FileRef>>, u64)> {
+        self.current(root, |state| (state.snapshot(scope), state.generation))
+    }
+
+    /// The copy's generation once every queued change is applied: two equal answers mean no
+    /// file under `root` changed in between, from this process, another one or an editor (the
+    /// kernel queues the event before a write returns). `None` when warm search cannot run
+    /// here. Nothing is read: other caches of the same files (the engine's note catalogue)
+    /// use it to skip even a listing when nothing changed.
+    pub fn generation(&self, root: &Path) -> Option<u64> {
+        self.current(root, |state| state.generation)
+    }
+
+    /// Runs `f` on the copy of `root` with every queued change applied, starting the copy
+    /// (or starting it over) when needed.
+    fn current<T>(&self, root: &Path, f: impl FnOnce(&mut State) -> T) -> Option<T> {
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if guard.as_ref().is_some_and(|s| s.feed.root() != root) {
             *guard = None;
@@ -101,7 +116,7 @@ impl Warm {
             self.held.store(0, Ordering::Relaxed);
             return None;
         };
-        let out = (state.snapshot(scope), state.generation);
+        let out = f(state);
         self.held.store(state.bytes, Ordering::Relaxed);
         Some(out)
     }

@@ -20,6 +20,11 @@ impl Warm {
         false
     }
 
+    /// Always `None`: there is no change feed to tell.
+    pub fn generation(&self, _root: &Path) -> Option<u64> {
+        None
+    }
+
     /// Nothing is held.
     pub fn held_bytes(&self) -> usize {
         0

@@ -642,14 +642,11 @@ struct Group {
 
 /// The notes by type, then by tag (a note without either is under neither).
 fn note_groups(mem: &Memory) -> Vec<Group> {
-    let Ok(files) = memdir::notes::scan(
-        memdir::store::Reader::of(mem.store().as_ref()),
-        &mem.layout(),
-    ) else {
+    let Ok(notes) = mem.notes() else {
         return Vec::new();
     };
     let mut by: std::collections::BTreeMap<String, Vec<Layer>> = Default::default();
-    for f in files.iter().filter(|f| f.is_note) {
+    for f in notes.notes() {
         let link = || Layer {
             label: f.path.as_str().to_string(),
             href: format!("/ui/files/{}", encode_path(f.path.as_str())),
@@ -1292,6 +1289,20 @@ struct GateView {
     writer: String,
     reason: String,
     time: String,
+    /// How long the token an approval hands out stays valid (`approval_ttl`), as a person
+    /// reads it; `None` when the policy has no rule for the kind (an approval is refused).
+    token_ttl: Option<String>,
+}
+
+/// A duration in milliseconds in the largest whole unit: `24 hours`, `90 minutes`.
+fn lasting(ms: i64) -> String {
+    let n = |d: i64| usize::try_from(ms / d).unwrap_or(0);
+    match ms {
+        _ if ms > 0 && ms % 86_400_000 == 0 => plural(n(86_400_000), "day", "days"),
+        _ if ms > 0 && ms % 3_600_000 == 0 => plural(n(3_600_000), "hour", "hours"),
+        _ if ms > 0 && ms % 60_000 == 0 => plural(n(60_000), "minute", "minutes"),
+        _ => plural(n(1_000), "second", "seconds"),
+    }
 }
 
 #[derive(Template)]
@@ -1333,6 +1344,12 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
             .map_err(|e| engine_error(nav(), &e))?
             .into_iter()
             .map(|g| GateView {
+                token_ttl: s
+                    .mem
+                    .gate_approval_ttl(&g.request.kind)
+                    .ok()
+                    .flatten()
+                    .map(lasting),
                 time: when(&s.mem, &g.time.to_string()),
                 id: g.id,
                 kind: g.request.kind,
@@ -1548,7 +1565,6 @@ fn why_parts(why: Option<memdir::search::Why>) -> Vec<(&'static str, String)> {
         ("neighbour", w.neighbour),
         ("day", w.day),
         ("hint", w.hint),
-        ("superseded", w.superseded),
     ]
     .into_iter()
     .filter(|(_, v)| *v != 0.0)

@@ -34,6 +34,9 @@ pub(crate) struct Ctx {
     pub(crate) embedder: Arc<EmbedderSlot>,
     /// The in-memory copy of the searchable files, when warm search is on.
     pub(crate) warm: Option<Arc<memdir_search::Warm>>,
+    /// Every note parsed, kept between calls and re-read where a file changed (shared by
+    /// every copy of this context).
+    pub(crate) catalogue: Arc<crate::catalogue::Catalogue>,
     /// Where the search indexes of a store without a local folder live (see
     /// [`Memory::with_search_cache`]); a folder keeps them in its own `.memdir/`.
     pub(crate) search_cache: Option<Arc<std::path::Path>>,
@@ -188,6 +191,7 @@ impl Ctx {
             clock,
             embedder: Arc::default(),
             warm: None,
+            catalogue: Arc::default(),
             search_cache: None,
             gate_keys: None,
             vectors,

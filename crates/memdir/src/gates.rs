@@ -567,6 +567,15 @@ pub(crate) fn gate_check(cx: &Ctx, presented: &str, req: &Request) -> Result<Req
     result
 }
 
+/// How long the token an approval of a `kind` request hands out stays valid, in milliseconds
+/// (the kind's `approval_ttl`); `None` when the policy is missing, does not parse or has no
+/// table for the kind (then an approval is refused).
+pub(crate) fn gate_approval_ttl(cx: &Ctx, kind: &str) -> Result<Option<i64>, Error> {
+    Ok(gate_policy(cx)?
+        .ok()
+        .and_then(|p| p.kinds.get(kind).map(|k| k.approval_ttl_ms)))
+}
+
 /// Requests that wait for a person, oldest first.
 pub(crate) fn gate_pending(cx: &Ctx) -> Result<Vec<RequestState>, Error> {
     let ledger = load_ledger(cx)?;

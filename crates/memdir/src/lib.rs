@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod archive;
+pub mod catalogue;
 mod change;
 mod clock;
 pub mod consolidate;

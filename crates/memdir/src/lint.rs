@@ -7,10 +7,11 @@
 //! scratch notes or notes that `sweep` has not moved yet.
 
 use crate::archive::is_expired;
+use crate::catalogue::Notes;
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::index::entries;
-use crate::notes::{NoteFile, read_text, resolver, scan, successor, successors};
+use crate::notes::{NoteFile, read_text, resolver, successor, successors};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::caps::{Cap, Size};
 use memdir_core::host::IndexKind;
@@ -104,13 +105,21 @@ fn mp(s: &str) -> MemPath {
 /// Checks the folder; never changes it.
 pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
     let store = cx.store();
-    let files = scan(store, &cx.layout())?;
-    let mut out = Out(Vec::new());
-    check_frontmatter(&files, &mut out);
-    check_duplicates(&files, &mut out);
-    check_links(&files, &mut out);
-    check_superseded(&files, &mut out);
-    check_external(&files, &mut out);
+    let notes = crate::catalogue::notes(cx)?;
+    let files = notes.files();
+    // What the notes alone give is kept with the catalogue's snapshot until a note changes.
+    let mut out = Out(notes
+        .lint
+        .get_or_init(|| {
+            let mut out = Out(Vec::new());
+            check_frontmatter(files, &mut out);
+            check_duplicates(files, &mut out);
+            check_links(&notes, &mut out);
+            check_superseded(files, &mut out);
+            check_external(files, &mut out);
+            out.0
+        })
+        .clone());
     let layout = cx.layout();
     let (core_file, state_file) = (layout.core, layout.state);
     let index = match layout.index_path() {
@@ -119,10 +128,10 @@ pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
     };
     match layout.index {
         IndexKind::Generated => {
-            check_index(&files, index.as_deref(), cx.config().index.cap(), &mut out)
+            check_index(files, index.as_deref(), cx.config().index.cap(), &mut out)
         }
         IndexKind::HandWritten => {
-            check_hand_index(store, &files, layout.index_file, index.as_deref(), &mut out)?
+            check_hand_index(store, files, layout.index_file, index.as_deref(), &mut out)?
         }
         IndexKind::None => {}
     }
@@ -165,8 +174,8 @@ pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
             );
         }
     }
-    check_sizes(cx, &files, &mut out)?;
-    check_expired(cx, &files, &mut out)?;
+    check_sizes(cx, files, &mut out)?;
+    check_expired(cx, files, &mut out)?;
     let mut findings = out.0;
     findings.sort_by(|a, b| {
         (a.file.as_str(), a.line, a.severity, a.code).cmp(&(
@@ -411,15 +420,14 @@ fn superseded_by_line(f: &NoteFile) -> Option<usize> {
     f.note.frontmatter.as_ref()?.line_of(SUPERSEDED_BY_KEY)
 }
 
-fn check_links(files: &[NoteFile], out: &mut Out) {
-    let r = resolver(files);
-    for f in files {
+fn check_links(notes: &Notes, out: &mut Out) {
+    for (i, f) in notes.files().iter().enumerate() {
         let own = superseded_by_line(f);
-        for link in extract(&f.text) {
+        for (link, to) in notes.links_of(i) {
             if Some(link.line) == own {
                 continue;
             }
-            if r.resolve(&link.target).is_none() {
+            if to.is_none() {
                 out.push(
                     f.path.as_str(),
                     link.line,

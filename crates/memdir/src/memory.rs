@@ -485,6 +485,13 @@ impl Memory {
         crate::gates::gate_check(&self.cx, presented, req)
     }
 
+    /// How long the token an approval of a `kind` request hands out stays valid, in
+    /// milliseconds (the policy's `approval_ttl` for the kind); `None` when `gates.toml` is
+    /// missing, does not parse or has no table for the kind, so an approval would be refused.
+    pub fn gate_approval_ttl(&self, kind: &str) -> Result<Option<i64>, Error> {
+        crate::gates::gate_approval_ttl(&self.cx, kind)
+    }
+
     /// Requests that wait for a person, oldest first.
     pub fn gate_pending(&self) -> Result<Vec<RequestState>, Error> {
         crate::gates::gate_pending(&self.cx)
@@ -559,6 +566,12 @@ impl Memory {
     /// the links that point to it.
     pub fn links(&self, target: &str) -> Result<LinksReport, Error> {
         crate::notes::links(&self.cx, target)
+    }
+
+    /// Every note read and parsed, with its links resolved: kept between calls and re-read
+    /// only where a file changed (see [`crate::catalogue`]).
+    pub fn notes(&self) -> Result<Arc<crate::catalogue::Notes>, Error> {
+        crate::catalogue::notes(&self.cx)
     }
 
     /// Pending proposals, oldest first.

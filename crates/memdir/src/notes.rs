@@ -4,7 +4,7 @@
 use crate::change::Change;
 use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::store::{EntryKind, LockName, Precondition, Reader, StoreError};
+use crate::store::{Entry, EntryKind, LockName, Precondition, Reader, StoreError};
 use memdir_core::host::FolderLayout;
 use memdir_core::links::{self, Link, Resolver};
 use memdir_core::note::{NOT_NOTE_DIRS, NewNote, Note, mark_superseded};
@@ -26,7 +26,7 @@ pub struct NoteFile {
 }
 
 impl NoteFile {
-    fn new(path: MemPath, text: String, is_note: bool) -> NoteFile {
+    pub(crate) fn new(path: MemPath, text: String, is_note: bool) -> NoteFile {
         let note = Note::parse(&text);
         NoteFile {
             path,
@@ -56,6 +56,14 @@ pub(crate) fn read_text(store: Reader<'_>, path: &MemPath) -> Result<Option<Stri
 
 /// The paths of every note, in path order. Folders that never hold notes are not walked.
 pub(crate) fn note_paths(store: Reader<'_>, layout: &FolderLayout) -> Result<Vec<MemPath>, Error> {
+    Ok(note_entries(store, layout)?
+        .into_iter()
+        .map(|e| e.path)
+        .collect())
+}
+
+/// [`note_paths`] with each note's listed size and modification time.
+pub(crate) fn note_entries(store: Reader<'_>, layout: &FolderLayout) -> Result<Vec<Entry>, Error> {
     let is_note_path = |p: &str| layout.is_note_path(p);
     let mut out = Vec::new();
     let top = match store.list(&MemPath::root()) {
@@ -65,7 +73,7 @@ pub(crate) fn note_paths(store: Reader<'_>, layout: &FolderLayout) -> Result<Vec
     };
     for e in top {
         match e.kind {
-            EntryKind::File if is_note_path(e.path.as_str()) => out.push(e.path),
+            EntryKind::File if is_note_path(e.path.as_str()) => out.push(e),
             EntryKind::File => {}
             EntryKind::Dir => {
                 if NOT_NOTE_DIRS.contains(&e.path.as_str()) {
@@ -73,13 +81,13 @@ pub(crate) fn note_paths(store: Reader<'_>, layout: &FolderLayout) -> Result<Vec
                 }
                 for f in store.walk(&e.path)? {
                     if is_note_path(f.path.as_str()) {
-                        out.push(f.path);
+                        out.push(f);
                     }
                 }
             }
         }
     }
-    out.sort();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
 
@@ -383,8 +391,8 @@ pub(crate) fn resolve_note(cx: &Ctx, input: &str) -> Result<String, Error> {
             "the note name is empty: give a path or a name like [[payment-retry-policy]]".into(),
         ));
     }
-    let files = scan(cx.store(), &cx.layout())?;
-    match resolver(&files).resolve(target) {
+    let notes = crate::catalogue::notes(cx)?;
+    match notes.resolve(target) {
         Some(found) => Ok(found.to_string()),
         // Something written as a path is reported as a missing path by the reader.
         None if !bracketed && (target.contains('/') || target.contains('.')) => {
@@ -539,10 +547,10 @@ pub(crate) fn note_supersede(cx: &Ctx, old: &str, new: &str) -> Result<Supersede
 /// [`GRAPH_MAX_NODES`] notes), each with its name and description.
 pub(crate) fn link_graph(cx: &Ctx, target: &str, depth: usize) -> Result<LinkGraph, Error> {
     let depth = depth.min(GRAPH_MAX_DEPTH);
-    let files = scan(cx.store(), &cx.layout())?;
-    let resolver = resolver(&files);
+    let notes = crate::catalogue::notes(cx)?;
+    let files = notes.files();
     let wanted = link_target(target);
-    let Some(start) = resolver.resolve(wanted).map(str::to_string) else {
+    let Some(start) = notes.resolve(wanted).map(str::to_string) else {
         return Err(Error::NotFound(format!(
             "no note is named {wanted:?}: run `memdir index` or `memdir ls notes` to see the names"
         )));
@@ -553,9 +561,9 @@ pub(crate) fn link_graph(cx: &Ctx, target: &str, depth: usize) -> Result<LinkGra
     let mut out_links: std::collections::HashMap<&str, Vec<String>> = Default::default();
     let mut back_links: std::collections::HashMap<String, Vec<&str>> = Default::default();
     let mut broken_at: std::collections::HashMap<&str, Vec<String>> = Default::default();
-    for f in &files {
-        for link in links::extract(&f.text) {
-            match resolver.resolve(&link.target) {
+    for (i, f) in files.iter().enumerate() {
+        for (link, to) in notes.links_of(i) {
+            match to.map(|t| files[t].path.as_str()) {
                 Some(to) if to != f.path.as_str() => {
                     let to = to.to_string();
                     let outs = out_links.entry(f.path.as_str()).or_default();
@@ -622,22 +630,22 @@ pub(crate) fn link_graph(cx: &Ctx, target: &str, depth: usize) -> Result<LinkGra
 /// Finds a note by link target (name, then stem, then path) and lists its outgoing links and
 /// the links that point to it.
 pub(crate) fn links(cx: &Ctx, target: &str) -> Result<LinksReport, Error> {
-    let files = scan(cx.store(), &cx.layout())?;
-    let resolver = resolver(&files);
-    let Some(found) = resolver.resolve(target).map(str::to_string) else {
+    let notes = crate::catalogue::notes(cx)?;
+    let files = notes.files();
+    let found = notes.resolve(target).and_then(|p| notes.index_of(p));
+    let Some(found) = found else {
         // A note that does not exist yet can still be linked to: those links are its
         // backlinks (each one broken until the note is written).
         let wanted = links::normalize(target);
-        let backlinks: Vec<LinkRef> = files
-            .iter()
-            .flat_map(|f| {
-                links::extract(&f.text)
-                    .into_iter()
+        let backlinks: Vec<LinkRef> = notes
+            .all_links()
+            .flat_map(|(f, ls)| {
+                ls.iter()
                     .filter(|l| links::normalize(&l.target) == wanted)
                     .map(|link| LinkRef {
                         file: f.path.to_string(),
                         line: link.line,
-                        link,
+                        link: link.clone(),
                         resolves_to: None,
                     })
             })
@@ -655,34 +663,25 @@ pub(crate) fn links(cx: &Ctx, target: &str) -> Result<LinksReport, Error> {
             missing: true,
         });
     };
-    let mut report = LinksReport {
-        path: found.clone(),
-        name: None,
-        outgoing: Vec::new(),
-        backlinks: Vec::new(),
-        missing: false,
+    let link_ref = |from: usize, link: &Link, to: Option<usize>| LinkRef {
+        file: files[from].path.to_string(),
+        line: link.line,
+        link: link.clone(),
+        resolves_to: to.map(|t| files[t].path.to_string()),
     };
-    for f in &files {
-        let is_target = f.path.as_str() == found;
-        if is_target {
-            report.name = f.note.meta.name.clone();
-        }
-        for link in links::extract(&f.text) {
-            let to = resolver.resolve(&link.target).map(str::to_string);
-            let r = LinkRef {
-                file: f.path.to_string(),
-                line: link.line,
-                link,
-                resolves_to: to.clone(),
-            };
-            if is_target {
-                report.outgoing.push(r);
-            } else if to.as_deref() == Some(found.as_str()) {
-                report.backlinks.push(r);
-            }
-        }
-    }
-    Ok(report)
+    Ok(LinksReport {
+        path: files[found].path.to_string(),
+        name: files[found].note.meta.name.clone(),
+        outgoing: notes
+            .links_of(found)
+            .map(|(l, to)| link_ref(found, l, to))
+            .collect(),
+        backlinks: notes
+            .backlinks_of(found)
+            .map(|(from, l)| link_ref(from, l, Some(found)))
+            .collect(),
+        missing: false,
+    })
 }
 
 /// Writes through memdir that notes, the index and `state.md` must see: a note goes through the
