@@ -983,7 +983,7 @@ impl Db {
     /// Records a change that changed no file (a refused forget); returns its id.
     async fn record_empty(&self, record: ForgetRecord) -> Result<String, StoreError> {
         let mut c = self.conn().await?;
-        let tx = c.transaction().await.map_err(db_err)?;
+        let tx = c.tx().await?;
         lock_history_and_tree(&tx, &self.tenant).await?;
         let id = insert_empty(&tx, &self.tenant, &record).await?;
         tx.commit().await.map_err(db_err)?;
@@ -993,7 +993,7 @@ impl Db {
 
 /// Inserts `record` as a history row that touched no file; returns its id.
 async fn insert_empty(
-    tx: &tokio_postgres::Transaction<'_>,
+    tx: &Tx<'_>,
     tenant: &str,
     record: &ForgetRecord,
 ) -> Result<String, StoreError> {
