@@ -94,6 +94,27 @@ impl TestDb {
         format!("{}/{}?tenant={tenant}", self.server, self.name)
     }
 
+    /// Every row of every memdir table of this database (all tenants) that holds `needle`, as
+    /// `pg_dump` writes them: text as text, `bytea` as hex (the conformance suite's raw view).
+    pub fn raw_hits(&self, needle: &str) -> Vec<String> {
+        let out = std::process::Command::new("pg_dump")
+            .arg(format!(
+                "--dbname={}/{}",
+                self.server.trim_end_matches('/'),
+                self.name
+            ))
+            .args(["--data-only", "--schema=memdir"])
+            .output()
+            .expect("pg_dump runs");
+        assert!(out.status.success(), "{out:?}");
+        let dump = String::from_utf8_lossy(&out.stdout);
+        let hex: String = needle.bytes().map(|b| format!("{b:02x}")).collect();
+        dump.lines()
+            .filter(|l| l.contains(needle) || l.contains(&hex))
+            .map(|l| l.chars().take(120).collect())
+            .collect()
+    }
+
     /// Runs SQL in this database.
     pub fn sql(&self, sql: &str) -> Result<(), String> {
         admin(&self.server, &self.name, sql)

@@ -20,26 +20,7 @@ impl Harness for Pg {
     /// Every row of every memdir table (all tenants of the test database), as `pg_dump` writes
     /// them: text as text, `bytea` as hex.
     fn raw_hits(&self, _tenant: &str, needle: &str) -> Option<Vec<String>> {
-        let server = std::env::var("MEMDIR_TEST_PG")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
-        let out = std::process::Command::new("pg_dump")
-            .arg(format!(
-                "--dbname={}/{}",
-                server.trim_end_matches('/'),
-                self.0.name
-            ))
-            .args(["--data-only", "--schema=memdir"])
-            .output()
-            .expect("pg_dump runs");
-        assert!(out.status.success(), "{out:?}");
-        let dump = String::from_utf8_lossy(&out.stdout);
-        let hex: String = needle.bytes().map(|b| format!("{b:02x}")).collect();
-        Some(
-            dump.lines()
-                .filter(|l| l.contains(needle) || l.contains(&hex))
-                .map(|l| l.chars().take(120).collect())
-                .collect(),
-        )
+        Some(self.0.raw_hits(needle))
     }
 }
 

@@ -19,6 +19,11 @@ impl Harness for Pooled {
             .unwrap()
             .backend()
     }
+
+    /// The database's rows, read directly (not through the pooler).
+    fn raw_hits(&self, _tenant: &str, needle: &str) -> Option<Vec<String>> {
+        Some(self.1.raw_hits(needle))
+    }
 }
 
 fn pooled() -> Option<Pooled> {
