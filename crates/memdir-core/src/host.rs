@@ -547,6 +547,28 @@ mod tests {
         );
     }
 
+    /// `MemPath::known` trusts these: every layer path of every layout is a memory path (and
+    /// only the notes folder of a flat layout is the root).
+    #[test]
+    fn every_layer_path_parses() {
+        use crate::path::MemPath;
+        for l in LayoutName::ALL {
+            let f = FolderLayout::of(l);
+            for p in [f.core, f.index_file, f.log_dir, f.state, f.scratch] {
+                let parsed = MemPath::parse(p).unwrap_or_else(|e| panic!("{l:?} {p:?}: {e}"));
+                assert!(!parsed.is_root(), "{l:?} names the root for a layer");
+            }
+            assert!(MemPath::parse(f.notes_dir).is_ok(), "{l:?}");
+        }
+        for p in [
+            CORE_FILE,
+            crate::scratch::SCRATCH_DIR,
+            crate::note::INDEX_FILE,
+        ] {
+            assert!(!MemPath::known(p).is_root(), "{p}");
+        }
+    }
+
     #[test]
     fn notes_per_layout() {
         let m = FolderLayout::of(LayoutName::Memdir);

@@ -103,6 +103,21 @@ impl MemPath {
         Ok(MemPath { joined })
     }
 
+    /// A path memdir itself names: a layer's file or folder from a [`crate::host::FolderLayout`],
+    /// or a constant beside them (`MEMORY.md`, `scratch`). Such paths are valid by construction
+    /// (a test parses every layout's), so a caller has nothing to handle; one that did not parse
+    /// would be a bug, which debug builds stop at and release builds map to the root (a folder,
+    /// which no read or write of a file accepts) rather than to a guess.
+    pub fn known(path: &'static str) -> Self {
+        match Self::parse(path) {
+            Ok(p) => p,
+            Err(e) => {
+                debug_assert!(false, "{path:?} is not a memory path: {e}");
+                Self::root()
+            }
+        }
+    }
+
     /// Like [`MemPath::parse`] but refuses the root: for commands that need a file.
     pub fn parse_file(input: &str) -> Result<Self, PathError> {
         let p = Self::parse(input)?;

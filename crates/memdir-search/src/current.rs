@@ -95,7 +95,7 @@ pub(crate) fn demote<T>(
         let best = successor[p].and_then(|s| {
             items
                 .iter_mut()
-                .map(|i| part(i))
+                .map(&part)
                 .filter(|(f, ..)| f.rel == s)
                 .map(|(_, score, _)| *score)
                 .reduce(f64::max)

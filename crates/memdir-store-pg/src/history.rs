@@ -24,8 +24,8 @@ use crate::{Db, db_err};
 use memdir_core::forget::{Forget, Scrub};
 use memdir_core::path::MemPath;
 use memdir_store::history::{
-    BlameLine, Changes, FileChange, ForgetReport, HAND_EDIT, HistoryEntry, Rewritten, message,
-    rfc3339,
+    BlameLine, BlameWho, Changes, FileChange, ForgetReport, HAND_EDIT, HistoryEntry, Rewritten,
+    message, rfc3339,
 };
 use memdir_store::{Actor, Source, StoreError};
 use std::collections::HashMap;
@@ -563,36 +563,19 @@ impl Db {
         }
         let (mut afters, _) = walk_back(anchor, deltas.iter().rev())?;
         afters.reverse();
-        // Each line of the latest version, with the change that last touched it.
-        let mut lines: Vec<(String, usize)> = Vec::new();
-        let mut exists = false;
-        for (me, content) in afters.into_iter().enumerate() {
-            let Some(content) = content else {
-                lines.clear();
-                exists = false;
-                continue;
+        let versions = who.into_iter().zip(afters).map(|(w, content)| {
+            let who = BlameWho {
+                commit: w.id,
+                writer: w.writer,
+                date: rfc3339(w.at_s),
+                reason: w.reason,
             };
-            exists = true;
-            lines = memdir_core::diff::carry_lines(&lines, &String::from_utf8_lossy(&content), me);
-        }
-        if !exists {
-            return Err(StoreError::NotFound(format!("{path} has no history yet")));
-        }
-        Ok(lines
-            .into_iter()
-            .enumerate()
-            .map(|(i, (text, owner))| {
-                let w = &who[owner];
-                BlameLine {
-                    line: i + 1,
-                    commit: w.id.clone(),
-                    writer: w.writer.clone(),
-                    date: rfc3339(w.at_s),
-                    reason: w.reason.clone(),
-                    text,
-                }
-            })
-            .collect())
+            (
+                who,
+                content.map(|c| String::from_utf8_lossy(&c).into_owned()),
+            )
+        });
+        memdir_store::history::blame_versions(&path, versions)
     }
 
     /// The change a revert names: its sequence number and full id.

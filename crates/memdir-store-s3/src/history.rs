@@ -22,7 +22,7 @@ use bytes::Bytes;
 use memdir_core::forget::Forget;
 use memdir_core::path::MemPath;
 use memdir_store::history::FileChange as Touched;
-use memdir_store::history::{BlameLine, Changes, ForgetReport, HistoryEntry, rfc3339};
+use memdir_store::history::{BlameLine, BlameWho, Changes, ForgetReport, HistoryEntry, rfc3339};
 use memdir_store::history::{Change, History};
 use memdir_store::store::Version;
 use memdir_store::{Source, StoreError};
@@ -375,37 +375,21 @@ impl Tenant {
                 records.push((r, f));
             }
         }
-        // Each line of the latest version, with the change that last touched it.
-        let mut lines: Vec<(String, usize)> = Vec::new();
-        let mut exists = false;
-        for (me, (_, f)) in records.iter().enumerate() {
-            let Some(content) = self.blob(f.after.as_deref()).await? else {
-                lines.clear();
-                exists = false;
-                continue;
+        let mut versions = Vec::with_capacity(records.len());
+        for (r, f) in records {
+            let content = self.blob(f.after.as_deref()).await?;
+            let who = BlameWho {
+                commit: r.id.clone(),
+                writer: r.writer.clone(),
+                date: rfc3339(r.at_s),
+                reason: r.reason.clone(),
             };
-            exists = true;
-            let text = String::from_utf8_lossy(&content);
-            lines = memdir_core::diff::carry_lines(&lines, &text, me);
+            versions.push((
+                who,
+                content.map(|c| String::from_utf8_lossy(&c).into_owned()),
+            ));
         }
-        if !exists {
-            return Err(StoreError::NotFound(format!("{path} has no history yet")));
-        }
-        Ok(lines
-            .into_iter()
-            .enumerate()
-            .map(|(i, (text, owner))| {
-                let r = &records[owner].0;
-                BlameLine {
-                    line: i + 1,
-                    commit: r.id.clone(),
-                    writer: r.writer.clone(),
-                    date: rfc3339(r.at_s),
-                    reason: r.reason.clone(),
-                    text,
-                }
-            })
-            .collect())
+        memdir_store::history::blame_versions(&path, versions)
     }
 
     /// The record of the one change whose id starts with `prefix`, and whether it is the

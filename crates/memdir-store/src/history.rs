@@ -134,6 +134,65 @@ pub struct BlameLine {
     pub text: String,
 }
 
+/// Who made one recorded version of a file, for [`blame_versions`].
+#[derive(Debug, Clone)]
+pub struct BlameWho {
+    /// The change's id.
+    pub commit: String,
+    /// Its writer.
+    pub writer: String,
+    /// Its time, RFC 3339.
+    pub date: String,
+    /// Its reason, if any.
+    pub reason: Option<String>,
+}
+
+/// Blame for the stores that keep each version of a file themselves (in memory, PostgreSQL,
+/// S3; the folder asks git): `versions` is the file's text after each change that touched it,
+/// oldest first, with who made the change (`None`: the change removed the file). Each line of
+/// the last version is credited to the change that last brought it in (a line diff carries it
+/// through the versions between); a removed file starts over.
+pub fn blame_versions(
+    path: &MemPath,
+    versions: impl IntoIterator<Item = (BlameWho, Option<String>)>,
+) -> Result<Vec<BlameLine>, StoreError> {
+    let mut who: Vec<BlameWho> = Vec::new();
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    let mut exists = false;
+    for (w, text) in versions {
+        let me = who.len();
+        who.push(w);
+        match text {
+            Some(text) => {
+                exists = true;
+                lines = memdir_core::diff::carry_lines(&lines, &text, me);
+            }
+            None => {
+                exists = false;
+                lines.clear();
+            }
+        }
+    }
+    if !exists {
+        return Err(StoreError::NotFound(format!("{path} has no history yet")));
+    }
+    Ok(lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, (text, owner))| {
+            let w = &who[owner];
+            BlameLine {
+                line: i + 1,
+                commit: w.commit.clone(),
+                writer: w.writer.clone(),
+                date: w.date.clone(),
+                reason: w.reason.clone(),
+                text,
+            }
+        })
+        .collect())
+}
+
 /// Commit message for an operation: `op path`, then the reason and trailers.
 pub fn message(op: &str, path: &str, reason: Option<&str>, source: Source) -> String {
     let mut m = format!("{op} {path}\n");

@@ -672,54 +672,24 @@ impl History for InMemoryHistory {
 
     fn blame(&self, path: &MemPath) -> Result<Vec<BlameLine>, StoreError> {
         let records = self.records()?;
-        let no_history = || StoreError::NotFound(format!("{path} has no history yet"));
-        let last = records.last().ok_or_else(no_history)?;
-        let final_text = last.files.get(path).ok_or_else(no_history)?;
-        // The record each line came from, carried through every version by a line diff.
-        let mut origin: Vec<usize> = Vec::new();
-        let mut text = String::new();
-        for (i, r) in records.iter().enumerate() {
-            let now = r
-                .files
-                .get(path)
-                .map(|b| String::from_utf8_lossy(b).into_owned())
-                .unwrap_or_default();
-            if now == text {
+        // The file after each record that changed it (a record holds every file).
+        let mut versions = Vec::new();
+        let mut before = None;
+        for r in records.iter() {
+            let now = r.files.get(path);
+            if now == before {
                 continue;
             }
-            let diff = similar::TextDiff::from_lines(&text, &now);
-            let mut next = Vec::new();
-            for op in diff.ops() {
-                match op {
-                    similar::DiffOp::Equal { old_index, len, .. } => {
-                        next.extend_from_slice(&origin[*old_index..old_index + len]);
-                    }
-                    similar::DiffOp::Delete { .. } => {}
-                    similar::DiffOp::Insert { new_len, .. }
-                    | similar::DiffOp::Replace { new_len, .. } => {
-                        next.extend(std::iter::repeat_n(i, *new_len));
-                    }
-                }
-            }
-            origin = next;
-            text = now;
+            before = now;
+            let who = crate::history::BlameWho {
+                commit: r.entry.commit.clone(),
+                writer: r.entry.writer.clone(),
+                date: r.entry.date.clone(),
+                reason: r.entry.reason.clone(),
+            };
+            versions.push((who, now.map(|b| String::from_utf8_lossy(b).into_owned())));
         }
-        let final_text = String::from_utf8_lossy(final_text);
-        Ok(final_text
-            .lines()
-            .enumerate()
-            .filter_map(|(n, line)| {
-                let r = &records[*origin.get(n)?];
-                Some(BlameLine {
-                    line: n + 1,
-                    commit: r.entry.commit.clone(),
-                    writer: r.entry.writer.clone(),
-                    date: r.entry.date.clone(),
-                    reason: r.entry.reason.clone(),
-                    text: line.to_string(),
-                })
-            })
-            .collect())
+        crate::history::blame_versions(path, versions)
     }
 
     fn revert(&self, id: &str) -> Result<(String, Changes), StoreError> {

@@ -46,7 +46,7 @@ pub(crate) fn sweep(
     if let Some(tx) = tx
         && !report.archived_notes.is_empty()
     {
-        crate::index::refresh(tx)?;
+        crate::note_index::refresh(tx)?;
     }
     Ok(())
 }

@@ -248,7 +248,7 @@ fn recover(tx: &Change<'_>) -> Result<(), Error> {
             ));
         }
     }
-    if let Err(e) = crate::index::refresh(tx) {
+    if let Err(e) = crate::note_index::refresh(tx) {
         cx.warn(format!(
             "could not regenerate MEMORY.md after an interrupted change: {e}"
         ));

@@ -271,7 +271,7 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
     }
     let index = read_text(store, &MemPath::parse(cx.layout().index_file)?)?.unwrap_or_default();
     let index_usage = cx.config().index.cap().usage(&index);
-    let crowded = index_usage >= crate::index::GROWTH_WARNING;
+    let crowded = index_usage >= crate::note_index::GROWTH_WARNING;
     let (mut merges, archive) = if crowded {
         let untouched = minus_days(today, days_of(&cfg.archive_untouched)?);
         (

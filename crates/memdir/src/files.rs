@@ -264,7 +264,7 @@ pub(crate) fn mv(cx: &Ctx, from: &str, to: &str) -> Result<(), Error> {
             _ => None,
         };
         let remark = crate::trust::check_move(cx, &f, &t, text.as_deref())?;
-        crate::index::check_move(&tx, &f, &t, text.as_deref())?;
+        crate::note_index::check_move(&tx, &f, &t, text.as_deref())?;
         tx.rename(&f, &t)?;
         if remark && let Some(text) = &text {
             let marked = crate::trust::mark(&cx.layout(), &t, text);

@@ -175,7 +175,7 @@ pub(crate) fn forget(
     let plain = mem.with_reason(None);
     let tx = crate::change::begin_forget(&plain, "forget", &path)?;
     tx.apply_forgotten(&changes)?;
-    if let Err(e) = crate::index::refresh(&tx) {
+    if let Err(e) = crate::note_index::refresh(&tx) {
         mem.warn(format!("could not regenerate MEMORY.md after forget: {e}"));
     }
     let report = match &history {

@@ -219,7 +219,7 @@ pub(crate) fn import(
         notes_changed |= layout.is_note_path(path);
     }
     if notes_changed && layout.index_generated() {
-        crate::index::refresh(&tx)?;
+        crate::note_index::refresh(&tx)?;
     }
     tx.commit()?;
     Ok(report)

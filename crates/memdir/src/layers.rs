@@ -54,11 +54,6 @@ pub struct SweepReport {
     pub state_archive: Option<String>,
 }
 
-fn mp(s: &str) -> MemPath {
-    // Only called with the constant, known-good layer paths below.
-    MemPath::parse(s).unwrap_or_default()
-}
-
 /// Builds the context within the configured budget (`[context] max_tokens`).
 pub(crate) fn context(cx: &Ctx) -> Result<Context, Error> {
     context_within(cx, cx.config.context.max_tokens)
@@ -81,7 +76,9 @@ pub(crate) fn context_sections(cx: &Ctx) -> Result<Vec<Section>, Error> {
     let now = cx.clock.now();
     let mut sections = Vec::new();
     let layout = cx.layout();
-    let core = cx.read_opt(&mp(layout.core))?.unwrap_or_default();
+    let core = cx
+        .read_opt(&MemPath::known(layout.core))?
+        .unwrap_or_default();
     let core = if core.trim().is_empty() {
         "(empty)".to_string()
     } else {
@@ -93,8 +90,8 @@ pub(crate) fn context_sections(cx: &Ctx) -> Result<Vec<Section>, Error> {
         Some(layout.core.to_string()),
         core,
     ));
-    sections.extend(crate::index::context_sections(cx)?);
-    let logs = cx.list_opt(&mp(layout.log_dir))?;
+    sections.extend(crate::note_index::context_sections(cx)?);
+    let logs = cx.list_opt(&MemPath::known(layout.log_dir))?;
     let today = now.date();
     for date in recent_days(&layout, &logs, today, cx.config.context.log_days) {
         if let Some((path, text)) = day_log(cx, &logs, date)?
@@ -118,7 +115,7 @@ pub(crate) fn context_sections(cx: &Ctx) -> Result<Vec<Section>, Error> {
         }
     }
     let now_ms = now.timestamp().as_millisecond();
-    for e in cx.list_opt(&mp(layout.scratch))? {
+    for e in cx.list_opt(&MemPath::known(layout.scratch))? {
         let Some(name) = e.path.file_name().and_then(ScratchName::parse) else {
             continue;
         };
@@ -153,7 +150,7 @@ pub(crate) fn context_sections(cx: &Ctx) -> Result<Vec<Section>, Error> {
 /// One day's log as the context shows it (every writer's file merged, external entries
 /// fenced), or `None` when the day has no log. For readers that show a log to an agent.
 pub(crate) fn day_log_shown(cx: &Ctx, date: jiff::civil::Date) -> Result<Option<String>, Error> {
-    let logs = cx.list_opt(&mp(cx.layout().log_dir))?;
+    let logs = cx.list_opt(&MemPath::known(cx.layout().log_dir))?;
     Ok(day_log(cx, &logs, date)?.map(|(_, text)| text))
 }
 
@@ -275,7 +272,7 @@ pub(crate) fn scratch(
         slug: name.to_string(),
     }
     .file_name();
-    let scratch = mp(cx.layout().scratch);
+    let scratch = MemPath::known(cx.layout().scratch);
     let path = scratch.join(&file)?;
     let guarded = crate::guard::content(cx, path.as_str(), body, None)?;
     let body = &*guarded.text;
@@ -309,7 +306,7 @@ pub(crate) fn sweep(cx: &Ctx, dry_run: bool) -> Result<SweepReport, Error> {
     };
     let now_ms = cx.clock.now().timestamp().as_millisecond();
     let mut report = SweepReport::default();
-    for e in cx.list_opt(&mp(cx.layout().scratch))? {
+    for e in cx.list_opt(&MemPath::known(cx.layout().scratch))? {
         let parsed = e.path.file_name().and_then(ScratchName::parse);
         match parsed {
             Some(n) if e.kind == EntryKind::File => {
@@ -317,7 +314,7 @@ pub(crate) fn sweep(cx: &Ctx, dry_run: bool) -> Result<SweepReport, Error> {
                     if let Some(tx) = &tx {
                         match tx.remove(&e.path) {
                             Ok(()) | Err(Error::Store(StoreError::NotFound(_))) => {}
-                            Err(err) => return Err(err.into()),
+                            Err(err) => return Err(err),
                         }
                     }
                     report.removed.push(e.path.to_string());

@@ -10,7 +10,7 @@ use crate::archive::is_expired;
 use crate::catalogue::Notes;
 use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::index::entries;
+use crate::note_index::entries;
 use crate::notes::{NoteFile, read_text, resolver, successor, successors};
 use crate::store::{EntryKind, StoreError};
 use memdir_core::caps::{Cap, Size};
@@ -97,11 +97,6 @@ impl Out {
     }
 }
 
-fn mp(s: &str) -> MemPath {
-    // Only called with constant, known-good paths.
-    MemPath::parse(s).unwrap_or_default()
-}
-
 /// Checks the folder; never changes it.
 pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
     let store = cx.store();
@@ -123,7 +118,7 @@ pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
     let layout = cx.layout();
     let (core_file, state_file) = (layout.core, layout.state);
     let index = match layout.index_path() {
-        Some(f) => read_text(store, &mp(f))?,
+        Some(f) => read_text(store, &MemPath::known(f))?,
         None => None,
     };
     match layout.index {
@@ -136,8 +131,8 @@ pub(crate) fn lint(cx: &Ctx) -> Result<LintReport, Error> {
         IndexKind::None => {}
     }
     let cfg = cx.config();
-    let core = read_text(store, &mp(core_file))?;
-    let state = read_text(store, &mp(state_file))?;
+    let core = read_text(store, &MemPath::known(core_file))?;
+    let state = read_text(store, &MemPath::known(state_file))?;
     for (file, cap, text, hint) in [
         (
             core_file,
@@ -241,7 +236,7 @@ fn check_sizes(cx: &Ctx, files: &[NoteFile], out: &mut Out) -> Result<(), Error>
 fn check_expired(cx: &Ctx, files: &[NoteFile], out: &mut Out) -> Result<(), Error> {
     let now = cx.clock().now();
     let now_ms = now.timestamp().as_millisecond();
-    let scratch = match cx.store().list(&mp(SCRATCH_DIR)) {
+    let scratch = match cx.store().list(&MemPath::known(SCRATCH_DIR)) {
         Ok(v) => v,
         Err(StoreError::NotFound(_)) => Vec::new(),
         Err(e) => return Err(e.into()),
@@ -334,7 +329,7 @@ fn check_frontmatter(files: &[NoteFile], out: &mut Out) {
                 "fix the YAML between the `---` lines; quote values that hold `: ` or start with a symbol",
             );
         }
-        if !f.note.errors.is_empty() || crate::index::is_folder_index(f) {
+        if !f.note.errors.is_empty() || crate::note_index::is_folder_index(f) {
             continue;
         }
         match &f.note.frontmatter {
@@ -589,7 +584,7 @@ fn check_index(files: &[NoteFile], index: Option<&str>, cap: Cap, out: &mut Out)
         }
         return;
     };
-    let planned = memdir_core::layout::layout(&crate::index::dated(files), cap);
+    let planned = memdir_core::layout::layout(&crate::note_index::dated(files), cap);
     if planned.by_folder() {
         check_folder_layout(files, index, &planned, out);
         return;
@@ -664,7 +659,7 @@ fn check_folder_layout(
                 "this folder's index is missing, so its notes are not listed".to_string(),
                 "run `memdir index`",
             ),
-            Some(f) if !crate::index::is_folder_index(f) => out.push(
+            Some(f) if !crate::note_index::is_folder_index(f) => out.push(
                 path,
                 1,
                 Severity::Warning,
@@ -683,7 +678,10 @@ fn check_folder_layout(
             Some(_) => {}
         }
     }
-    for f in files.iter().filter(|f| crate::index::is_folder_index(f)) {
+    for f in files
+        .iter()
+        .filter(|f| crate::note_index::is_folder_index(f))
+    {
         if !planned.folders.iter().any(|(p, _)| p == f.path.as_str()) {
             out.push(
                 f.path.as_str(),

@@ -104,10 +104,10 @@ impl Memory {
         };
         if layout == LayoutName::Memdir {
             for dir in [LOG_DIR, SCRATCH_DIR] {
-                store.create_dir(&mp(dir))?;
+                store.create_dir(&MemPath::known(dir))?;
             }
-            if store.stat(&mp(CORE_FILE))?.is_none() {
-                store.write(&mp(CORE_FILE), b"")?;
+            if store.stat(&MemPath::known(CORE_FILE))?.is_none() {
+                store.write(&MemPath::known(CORE_FILE), b"")?;
             }
         }
         let template = memdir_core::config::template_with_layout(layout);
@@ -270,11 +270,6 @@ impl Memory {
             },
         }
     }
-}
-
-fn mp(s: &str) -> MemPath {
-    // Only called with the constant, known-good layer paths.
-    MemPath::parse(s).unwrap_or_default()
 }
 
 /// One short method per operation: each hands the context to its feature.
@@ -544,7 +539,7 @@ impl Memory {
     }
 
     /// Regenerates the index, `MEMORY.md`, from every note's frontmatter (recorded as one change).
-    pub fn regenerate_index(&self) -> Result<crate::index::IndexReport, Error> {
+    pub fn regenerate_index(&self) -> Result<crate::note_index::IndexReport, Error> {
         crate::notes::regenerate_index(&self.cx)
     }
 

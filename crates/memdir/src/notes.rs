@@ -37,11 +37,6 @@ impl NoteFile {
     }
 }
 
-fn mp(s: &str) -> MemPath {
-    // Only called with constant, known-good paths.
-    MemPath::parse(s).unwrap_or_default()
-}
-
 /// Reads a text file, `None` when it is not there.
 pub(crate) fn read_text(store: Reader<'_>, path: &MemPath) -> Result<Option<String>, Error> {
     match store.read(path) {
@@ -99,8 +94,8 @@ pub fn scan(store: Reader<'_>, layout: &FolderLayout) -> Result<Vec<NoteFile>, E
     }
     let mut out = Vec::new();
     for special in [layout.core, layout.state] {
-        if let Some(text) = read_text(store, &mp(special))? {
-            out.push(NoteFile::new(mp(special), text, false));
+        if let Some(text) = read_text(store, &MemPath::known(special))? {
+            out.push(NoteFile::new(MemPath::known(special), text, false));
         }
     }
     for path in note_paths(store, layout)? {
@@ -332,12 +327,10 @@ pub(crate) fn note_new(cx: &Ctx, req: &NoteRequest<'_>) -> Result<String, Error>
         Precondition::Absent
     };
     let written = if cx.layout().index_generated() {
-        crate::index::write_note(&tx, &path, &text, &pre)
+        crate::note_index::write_note(&tx, &path, &text, &pre)
     } else {
         // A hand-written index (or none) is the host's: the note is a plain file.
-        tx.write_if(&path, text.as_bytes(), &pre)
-            .map(drop)
-            .map_err(Error::from)
+        tx.write_if(&path, text.as_bytes(), &pre).map(drop)
     };
     written.map_err(|e| match e {
         Error::Store(StoreError::Conflict(_)) if !req.force => exists(),
@@ -349,7 +342,7 @@ pub(crate) fn note_new(cx: &Ctx, req: &NoteRequest<'_>) -> Result<String, Error>
 }
 
 /// Regenerates the index, `MEMORY.md`, from every note's frontmatter (recorded as one change).
-pub(crate) fn regenerate_index(cx: &Ctx) -> Result<crate::index::IndexReport, Error> {
+pub(crate) fn regenerate_index(cx: &Ctx) -> Result<crate::note_index::IndexReport, Error> {
     let layout = cx.layout();
     if !layout.index_generated() {
         return Err(Error::Invalid(match layout.index_path() {
@@ -364,7 +357,7 @@ pub(crate) fn regenerate_index(cx: &Ctx) -> Result<crate::index::IndexReport, Er
         }));
     }
     let tx = crate::change::begin(cx, "index", layout.index_file)?;
-    let report = crate::index::refresh(&tx)?;
+    let report = crate::note_index::refresh(&tx)?;
     tx.commit()?;
     Ok(report)
 }
@@ -737,7 +730,7 @@ pub(crate) fn write_hook(
         return None;
     }
     if layout.is_note_path(p) {
-        return Some(crate::index::write_note(tx, path, content, pre));
+        return Some(crate::note_index::write_note(tx, path, content, pre));
     }
     None
 }
@@ -763,7 +756,7 @@ pub(crate) fn after_change(
         .iter()
         .any(|p| !p.as_str().ends_with(".md") && !outside(p.as_str()))
     {
-        crate::index::refresh(tx)?;
+        crate::note_index::refresh(tx)?;
         return Ok(());
     }
     if !paths.iter().any(|p| is_note_path(p.as_str())) {
@@ -773,5 +766,5 @@ pub(crate) fn after_change(
     for p in paths {
         changes.push(((*p).clone(), read_text(mem.store(), p)?));
     }
-    crate::index::update(tx, &changes, gone)
+    crate::note_index::update(tx, &changes, gone)
 }

@@ -33,11 +33,6 @@ pub struct IndexReport {
     pub changed: bool,
 }
 
-fn mp(s: &str) -> MemPath {
-    // Only called with constant, known-good paths.
-    MemPath::parse(s).unwrap_or_default()
-}
-
 /// The index lines for every note that has a valid frontmatter with a name and a description,
 /// and that no other note supersedes.
 pub fn entries(files: &[NoteFile]) -> Vec<IndexEntry> {
@@ -155,14 +150,14 @@ fn save_layout(
         if is_folder_index(f) && !planned.folders.iter().any(|(p, _)| p == f.path.as_str()) {
             match tx.remove(&f.path) {
                 Ok(()) | Err(Error::Store(crate::store::StoreError::NotFound(_))) => changed = true,
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
     }
-    let current = read_text(store, &mp(INDEX_FILE))?;
+    let current = read_text(store, &MemPath::known(INDEX_FILE))?;
     // No index appears until some note can be listed; an existing one is always kept current.
     if current.as_deref() != Some(planned.root.as_str()) && (has_entries || current.is_some()) {
-        tx.write_index(&mp(INDEX_FILE), planned.root.as_bytes())?;
+        tx.write_index(&MemPath::known(INDEX_FILE), planned.root.as_bytes())?;
         changed = true;
     }
     Ok(changed)
@@ -184,7 +179,7 @@ pub(crate) fn write_note(
     let mem = tx.cx();
     let _lock = tx.lock(LockName::Index)?;
     let cap = mem.config().index.cap();
-    let current = read_text(mem.store(), &mp(INDEX_FILE))?;
+    let current = read_text(mem.store(), &MemPath::known(INDEX_FILE))?;
     // The fast path: a flat index memdir wrote, which still fits with this note's line.
     if let Some(before) = current.as_deref().and_then(parse_index) {
         let mut after = before.clone();
@@ -338,7 +333,7 @@ fn save_relayout(tx: &Change<'_>, current: &str, (root, folders): Relaid) -> Res
             (_, Some(t)) => tx.write_index(&index_path, t.as_bytes())?,
             (Some(_), None) => match tx.remove(&index_path) {
                 Ok(()) | Err(Error::Store(crate::store::StoreError::NotFound(_))) => {}
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             },
             (None, None) => {}
         }
@@ -384,7 +379,7 @@ pub(crate) fn check_move(
     }
     let _lock = tx.lock(LockName::Index)?;
     let cap = mem.config().index.cap();
-    let current = read_text(mem.store(), &mp(INDEX_FILE))?;
+    let current = read_text(mem.store(), &MemPath::known(INDEX_FILE))?;
     if current.as_deref().and_then(parse_index).is_some() {
         // A flat index memdir wrote fits its cap: after a move it still fits, or it splits
         // into folders, whose lines are no more than the notes' were.
@@ -441,7 +436,7 @@ pub(crate) fn update(
 ) -> Result<(), Error> {
     let mem = tx.cx();
     let _lock = tx.lock(LockName::Index)?;
-    let current = read_text(mem.store(), &mp(INDEX_FILE))?;
+    let current = read_text(mem.store(), &MemPath::known(INDEX_FILE))?;
     if let Some(mut listed) = current.as_deref().and_then(parse_index) {
         for (path, text) in changes {
             replace_entry(&mut listed, path, text.as_deref());
@@ -491,7 +486,7 @@ fn save_index(
     has_entries: bool,
 ) -> Result<(), Error> {
     if current != Some(text) && (has_entries || current.is_some()) {
-        tx.write_index(&mp(INDEX_FILE), text.as_bytes())?;
+        tx.write_index(&MemPath::known(INDEX_FILE), text.as_bytes())?;
     }
     Ok(())
 }
@@ -523,7 +518,7 @@ pub(crate) fn context_sections(mem: &Ctx) -> Result<Vec<Section>, Error> {
     let mut out = Vec::new();
     let index_file = layout.index_path();
     let index = match index_file {
-        Some(f) => read_text(store, &mp(f))?.unwrap_or_default(),
+        Some(f) => read_text(store, &MemPath::known(f))?.unwrap_or_default(),
         None => String::new(),
     };
     let index_cap = mem.config().index.cap();
@@ -548,7 +543,7 @@ pub(crate) fn context_sections(mem: &Ctx) -> Result<Vec<Section>, Error> {
             .with_fill(Fill::Head),
         );
     }
-    let state = read_text(store, &mp(state_file))?.unwrap_or_default();
+    let state = read_text(store, &MemPath::known(state_file))?.unwrap_or_default();
     if !state.trim().is_empty() {
         let state_cap = mem.config().state.cap();
         let (mut kept, left_out) = fit(&state, state_cap);
@@ -568,7 +563,7 @@ pub(crate) fn context_sections(mem: &Ctx) -> Result<Vec<Section>, Error> {
             .with_fill(Fill::Tail),
         );
     }
-    let core = read_text(store, &mp(core_file))?.unwrap_or_default();
+    let core = read_text(store, &MemPath::known(core_file))?.unwrap_or_default();
     let mut capped = vec![(core_file, mem.config().core.cap(), core.as_str())];
     if let Some(index_file) = index_file {
         capped.push((index_file, index_cap, index.as_str()));
