@@ -16,7 +16,7 @@
 use crate::Why;
 use crate::walk::FileRef;
 use memdir_core::links::Resolver;
-use memdir_core::note::{Note, is_note_path};
+use memdir_core::note::{Note, SUPERSEDED_BY_KEY, is_note_path};
 use std::collections::HashMap;
 
 /// What a superseded note's scores are multiplied by (divided by, when negative).
@@ -24,14 +24,30 @@ pub(crate) const DEMOTION: f64 = 0.5;
 
 /// A note's parsed frontmatter, or `None` for a file that is not a note or cannot be read.
 pub(crate) fn note_of(f: &FileRef) -> Option<Note> {
+    let bytes = note_bytes(f)?;
+    Some(Note::parse(&String::from_utf8_lossy(&bytes)))
+}
+
+/// A note's bytes, or `None` for a file that is not a note or cannot be read.
+fn note_bytes(f: &FileRef) -> Option<std::borrow::Cow<'_, [u8]>> {
     if !is_note_path(&f.rel) {
         return None;
     }
-    let bytes = match &f.held {
+    Some(match &f.held {
         Some(h) => std::borrow::Cow::Borrowed(h.bytes.as_slice()),
         None => std::borrow::Cow::Owned(std::fs::read(&f.abs).ok()?),
-    };
-    Some(Note::parse(&String::from_utf8_lossy(&bytes)))
+    })
+}
+
+/// The link a note's `superseded_by` gives, if it has one. Only a note whose bytes name the
+/// key is parsed: most results' notes are current, and parsing each one's frontmatter on
+/// every ranked search cost more than the rest of the ranking.
+fn superseded_by(f: &FileRef) -> Option<String> {
+    let bytes = note_bytes(f)?;
+    memchr::memmem::find(&bytes, SUPERSEDED_BY_KEY.as_bytes())?;
+    Note::parse(&String::from_utf8_lossy(&bytes))
+        .meta
+        .superseded_by
 }
 
 fn scaled(score: f64) -> f64 {
@@ -55,7 +71,7 @@ pub(crate) fn demote<T>(
     for item in items.iter_mut() {
         let (f, ..) = part(item);
         if !seen.contains_key(&f.rel) {
-            let target = note_of(f).and_then(|n| n.meta.superseded_by);
+            let target = superseded_by(f);
             seen.insert(f.rel.clone(), target);
         }
     }

@@ -87,6 +87,64 @@ fn version_tag() -> String {
 /// An open, up-to-date index.
 pub(crate) struct Index {
     pub conn: Connection,
+    /// Every file's id and path as last read, with the `data_version` it was read at: SQLite
+    /// changes that number when another connection commits, and [`Index::sync`] drops the list
+    /// when this one writes, so an equal number means the list is still the table.
+    files: std::cell::RefCell<Option<(i64, std::sync::Arc<Vec<(i64, String)>>)>>,
+}
+
+/// A folder's keyword index kept open between the searches of one long-lived memory, so a
+/// search does not pay for opening SQLite, reading the schema (the FTS5 tables' set-up) and
+/// preparing its statements again, nor for reading the file table when nothing changed.
+///
+/// The file on disk stays the truth: a kept connection is used only while the index file at
+/// its path is still the one it opened (same device and inode), so an index deleted by hand,
+/// by `forget` or by another process's rebuild is opened afresh. [`Kept::clear`] closes it,
+/// which `forget` needs: an open connection would keep a deleted file's bytes on disk.
+#[derive(Default)]
+pub(crate) struct Kept(std::sync::Mutex<Option<(PathBuf, (u64, u64), Index)>>);
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Kept")
+    }
+}
+
+/// The device and inode of the file at `path`, naming which file a connection has open.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino()))
+}
+
+impl Kept {
+    /// The kept index of the folder at `root`, if one is kept and its file is still there;
+    /// else a newly opened one. The caller hands it back with [`Kept::keep`] when done, so two
+    /// searches at once each have their own connection.
+    pub(crate) fn open(&self, root: &Path) -> Result<Index, Error> {
+        let path = index_path(root);
+        let kept = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((p, id, index)) = kept
+            && p == path
+            && file_id(&path) == Some(id)
+        {
+            return Ok(index);
+        }
+        Index::open(Some(root))
+    }
+
+    /// Keeps `index` (of the folder at `root`) for the next search.
+    pub(crate) fn keep(&self, root: &Path, index: Index) {
+        let path = index_path(root);
+        if let Some(id) = file_id(&path) {
+            *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((path, id, index));
+        }
+    }
+
+    /// Closes the kept connection, if any.
+    pub(crate) fn clear(&self) {
+        drop(self.0.lock().unwrap_or_else(|p| p.into_inner()).take());
+    }
 }
 
 /// Where the index of a folder lives.
@@ -101,7 +159,10 @@ impl Index {
         let Some(root) = root else {
             let c = Connection::open_in_memory().map_err(db_err)?;
             init(&c)?;
-            return Ok(Index { conn: c });
+            return Ok(Index {
+                conn: c,
+                files: Default::default(),
+            });
         };
         let path = index_path(root);
         let on_disk = std::fs::create_dir_all(root.join(memdir_folder::META_DIR))
@@ -123,11 +184,41 @@ impl Index {
                 }
             }
         };
-        Ok(Index { conn })
+        Ok(Index {
+            conn,
+            files: Default::default(),
+        })
+    }
+
+    /// Every file's id and path, read again only when the table may have changed. Called
+    /// inside a read transaction, the list and what the search reads next are one snapshot.
+    pub fn files(&self) -> Result<std::sync::Arc<Vec<(i64, String)>>, Error> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(db_err)?;
+        if let Some((v, files)) = &*self.files.borrow()
+            && *v == version
+        {
+            return Ok(files.clone());
+        }
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT id, path FROM files")
+            .map_err(db_err)?;
+        let files = st
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(db_err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err)?;
+        let files = std::sync::Arc::new(files);
+        *self.files.borrow_mut() = Some((version, files.clone()));
+        Ok(files)
     }
 
     /// Drops everything, so the next sync reads every file again.
     pub fn clear(&mut self) -> Result<(), Error> {
+        *self.files.get_mut() = None;
         self.conn
             .execute_batch(
                 "DELETE FROM files; DELETE FROM lines; DELETE FROM docs; DELETE FROM postings;",
@@ -146,6 +237,8 @@ impl Index {
 
     /// Brings the index up to date with `files` (every file of the folder).
     pub fn sync(&mut self, files: &[FileRef], tok: &Tokenizer) -> Result<SyncStats, Error> {
+        // This connection's own commits leave `data_version` as it was.
+        *self.files.get_mut() = None;
         let mut stats = SyncStats::default();
         let mut known: HashMap<String, (i64, i64, i64, String)> = HashMap::new();
         {

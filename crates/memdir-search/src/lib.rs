@@ -561,6 +561,10 @@ impl Searcher<'_> {
     /// search rebuilds), and a backend's own vector index drops those files' rows, so the next
     /// search embeds them again from what they hold now.
     pub fn forget_indexes(&self, paths: &[String]) -> Result<(), Error> {
+        // A kept connection would keep the removed file's bytes on disk until it closed.
+        if let Some(w) = self.warm {
+            w.keyword.clear();
+        }
         if let Some(root) = self.corpus.cache_root() {
             let meta = root.join(memdir_folder::META_DIR);
             for base in [sqlite::KEYWORD_DB, vector::VECTOR_FILE] {

@@ -7,11 +7,11 @@
 //! A line also gets a share of the scores of the lines just before and after it, so an answer
 //! that only makes sense after its question still ranks.
 
-use super::keyword::{Index, Probe};
+use super::keyword::{Index, Kept, Probe};
 use super::postings;
 use super::sqlite::db_err;
 use super::walk::{FileRef, Scope};
-use super::{DEFAULT_RANKED_LIMIT, SearchOutcome, SearchRequest, Searcher, Why};
+use super::{Corpus, DEFAULT_RANKED_LIMIT, SearchOutcome, SearchRequest, Searcher, Why};
 use crate::error::Error;
 use memdir_core::note::{Meta, Note};
 use memdir_core::query::{Query, contains_run};
@@ -42,7 +42,10 @@ pub(crate) fn fresh_index(
     rebuild: bool,
 ) -> Result<(Index, std::sync::Arc<Vec<FileRef>>), Error> {
     let (all, generation) = s.corpus_files(&Scope::everything())?;
-    let mut index = Index::open(s.corpus.cache_root())?;
+    let mut index = match kept(s) {
+        Some((kept, root)) => kept.open(root)?,
+        None => Index::open(s.corpus.cache_root())?,
+    };
     if rebuild {
         index.clear()?;
     }
@@ -57,6 +60,16 @@ pub(crate) fn fresh_index(
         }
     }
     Ok((index, all))
+}
+
+/// Where a search may keep its index open for the next one: a folder's own index, in a
+/// long-lived memory (one with a warm copy). A store's index lives in the front end's cache
+/// folder, whose byte budget deletes files, so it is opened per search and never held open.
+pub(crate) fn kept<'s>(s: &Searcher<'s>) -> Option<(&'s Kept, &'s std::path::Path)> {
+    match (s.warm, s.corpus) {
+        (Some(w), Corpus::Folder(root)) => Some((&w.keyword, root)),
+        _ => None,
+    }
 }
 
 /// The name the keyword index's sync is recorded under in a warm memory.
@@ -192,6 +205,27 @@ pub(crate) fn search_with(
         return Ok(SearchOutcome::default());
     }
     let (index, all) = fresh_index(s, &tok, false)?;
+    let out = ranked_lines(scope, req, scorer, &query, &terms, &tok, &index, &all);
+    if out.is_ok()
+        && let Some((kept, root)) = kept(s)
+    {
+        kept.keep(root, index);
+    }
+    out
+}
+
+/// The ranked search itself, over an up-to-date index.
+#[allow(clippy::too_many_arguments)]
+fn ranked_lines(
+    scope: &Scope,
+    req: &SearchRequest,
+    scorer: Scorer,
+    query: &Query,
+    terms: &Terms,
+    tok: &Tokenizer,
+    index: &Index,
+    all: &[FileRef],
+) -> Result<SearchOutcome, Error> {
     let conn = &index.conn;
     // One read transaction for every query below (a posting list, a file's first row, a
     // line's text, by the hundred): outside one, each statement takes and drops SQLite's
@@ -215,19 +249,11 @@ pub(crate) fn search_with(
     if terms.ranked.is_empty() {
         return Ok(filtered_notes(in_scope.into_values().collect(), req));
     }
-    let mut ids: HashMap<i64, &FileRef> = HashMap::new();
-    {
-        let mut st = conn.prepare("SELECT id, path FROM files").map_err(db_err)?;
-        let rows = st
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-            .map_err(db_err)?;
-        for row in rows {
-            let (id, path) = row.map_err(db_err)?;
-            if let Some(f) = in_scope.get(path.as_str()) {
-                ids.insert(id, f);
-            }
-        }
-    }
+    let ids: HashMap<i64, &FileRef> = index
+        .files()?
+        .iter()
+        .filter_map(|(id, path)| Some((*id, *in_scope.get(path.as_str())?)))
+        .collect();
     // One hit per file needs every matching line to count the files; otherwise the best
     // CANDIDATES lines by their own score are enough.
     let keep = if req.files { None } else { Some(CANDIDATES) };
@@ -732,5 +758,100 @@ mod tests {
         )
         .unwrap();
         assert_eq!(check(Corpus::Folder(dir.path()), &req), 3);
+    }
+
+    /// The lines a warm searcher's ranked search finds for `pattern`, as `path:line`.
+    fn warm_hits(root: &std::path::Path, warm: &crate::Warm, pattern: &str) -> Vec<String> {
+        let embedder = EmbedderSlot::default();
+        let searcher = Searcher {
+            corpus: Corpus::Folder(root),
+            today: jiff::civil::date(2026, 11, 30),
+            warm: Some(warm),
+            embedder: &embedder,
+            vectors: None,
+        };
+        let mut req = SearchRequest::new(pattern);
+        req.mode = crate::Mode::Ranked;
+        let scope = Scope::new(&req).unwrap();
+        let mut hits: Vec<String> = search(&searcher, &scope, &req)
+            .unwrap()
+            .hits
+            .iter()
+            .map(|h| format!("{}:{}", h.path, h.line))
+            .collect();
+        hits.sort();
+        hits
+    }
+
+    fn write(root: &std::path::Path, rel: &str, text: &str) {
+        let abs = root.join(rel);
+        std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+        std::fs::write(abs, text).unwrap();
+    }
+
+    #[test]
+    fn a_kept_index_follows_another_process_rebuilding_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.md", "- coffee one\n");
+        write(root, "b.md", "- coffee two\n");
+        let (ours, theirs) = (crate::Warm::default(), crate::Warm::default());
+        let both = vec!["a.md:1".to_string(), "b.md:1".to_string()];
+        assert_eq!(warm_hits(root, &ours, "coffee"), both);
+        // A changed a.md is indexed again under a new id, after b.md's.
+        write(root, "a.md", "- coffee three, longer\n");
+        assert_eq!(warm_hits(root, &ours, "coffee"), both);
+        // Another memory (another process) rebuilds the index: every file gets a new id, in
+        // path order, and no file changed, so this memory's warm copy does not sync.
+        let embedder = EmbedderSlot::default();
+        let other = Searcher {
+            corpus: Corpus::Folder(root),
+            today: jiff::civil::date(2026, 11, 30),
+            warm: Some(&theirs),
+            embedder: &embedder,
+            vectors: None,
+        };
+        assert_eq!(other.rebuild_keyword_index().unwrap(), 2);
+        assert_eq!(warm_hits(root, &ours, "coffee"), both);
+    }
+
+    #[test]
+    fn a_kept_index_deleted_under_it_is_opened_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.md", "- coffee one\n");
+        let warm = crate::Warm::default();
+        assert_eq!(warm_hits(root, &warm, "coffee"), ["a.md:1"]);
+        let index = super::super::keyword::index_path(root);
+        std::fs::remove_file(&index).unwrap();
+        let _ = std::fs::remove_file(index.with_extension("sqlite-wal"));
+        assert_eq!(warm_hits(root, &warm, "coffee"), ["a.md:1"]);
+        assert!(index.exists(), "the search made a new index file");
+    }
+
+    #[test]
+    fn forgetting_closes_the_kept_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.md", "- coffee one\n");
+        let warm = crate::Warm::default();
+        assert_eq!(warm_hits(root, &warm, "coffee"), ["a.md:1"]);
+        let embedder = EmbedderSlot::default();
+        let searcher = Searcher {
+            corpus: Corpus::Folder(root),
+            today: jiff::civil::date(2026, 11, 30),
+            warm: Some(&warm),
+            embedder: &embedder,
+            vectors: None,
+        };
+        searcher.forget_indexes(&["a.md".to_string()]).unwrap();
+        // No descriptor of this process still points at a deleted index file (whose bytes
+        // would stay on disk while it is open).
+        let open_deleted = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|t| t.starts_with(root) && t.to_string_lossy().ends_with("(deleted)"))
+            .count();
+        assert_eq!(open_deleted, 0);
     }
 }

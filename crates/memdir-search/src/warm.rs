@@ -49,6 +49,8 @@ pub struct Warm {
     unavailable: AtomicBool,
     /// The held files' bytes as of the last search, readable without the lock.
     held: std::sync::atomic::AtomicUsize,
+    /// The folder's keyword index, open between searches.
+    pub(crate) keyword: crate::keyword::Kept,
 }
 
 impl std::fmt::Debug for Warm {

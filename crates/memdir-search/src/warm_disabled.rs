@@ -7,7 +7,11 @@ use std::sync::Arc;
 
 /// The in-memory copy of a folder's searchable files: here it never holds anything.
 #[derive(Debug, Default)]
-pub struct Warm;
+pub struct Warm {
+    /// The folder's keyword index, open between searches (it needs no change feed: a kept
+    /// connection is checked against the index file, and the index against the files).
+    pub(crate) keyword: crate::keyword::Kept,
+}
 
 impl Warm {
     /// Always `None`: the caller walks the disk.
