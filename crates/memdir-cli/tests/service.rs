@@ -1220,3 +1220,57 @@ fn two_instances_consolidate_each_tenant_once_per_period_and_a_restart_resumes()
         assert_eq!(runs(&c, t), 2, "{n}");
     }
 }
+
+/// A folder root keeps no schedule: with consolidation configured it says on start that it runs
+/// no jobs, and consolidates nobody (its tenants' folders are consolidated by `memdir
+/// consolidate` from cron).
+#[test]
+fn a_folder_root_runs_no_jobs_and_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("service");
+    let store = root.to_str().unwrap();
+    let alice = add(store, home.path(), "alice", "alice");
+    for day in ["2026-11-28", "2026-11-29", "2026-11-30"] {
+        let p = root.join(format!("tenants/alice/log/{day}.md"));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(
+            &p,
+            "- 10:00 I prefer tabs over spaces in every repository\n",
+        )
+        .unwrap();
+    }
+    let on = home.path().join("on.toml");
+    std::fs::write(
+        &on,
+        "[jobs]\nconsolidate_every = \"1h\"\ncheck_every = \"1s\"\n",
+    )
+    .unwrap();
+    let mut child = memdir(store, home.path())
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&on)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let addr: SocketAddr = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "{said}");
+        said.push_str(&line);
+        if let Some(rest) = line.split("memory on http://").nth(1) {
+            break rest.split(' ').next().unwrap().parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let s = Service { child, addr };
+    assert!(
+        said.contains("a folder root runs no scheduled jobs"),
+        "{said}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    assert_eq!(counter(&s, "memdir_jobs_consolidations_total"), 0);
+    assert_eq!(runs(&s, &alice), 0);
+    assert!(!root.join("tenants/alice/consolidation").exists());
+}
