@@ -1065,3 +1065,212 @@ fn two_instances_sweep_each_tenant_once_per_period() {
         assert_eq!(code, 404, "{body}");
     }
 }
+
+/// How many runs a tenant's consolidation report of the test's day records.
+fn runs(s: &Service, token: &str) -> usize {
+    let (code, body) = http(
+        "GET",
+        &s.url("/v1/files/consolidation/2026-11-30.md"),
+        Some(&format!("Bearer {token}")),
+        None,
+    );
+    match code {
+        404 => 0,
+        200 => body.matches("## Run at").count(),
+        _ => panic!("{code}: {body}"),
+    }
+}
+
+/// Two instances consolidate every tenant on their own where the operator enables it (`[jobs]
+/// consolidate_every`; issue 35, item 6): each tenant exactly once in the period, between them,
+/// with its proposal written for review; a tenant's own `[consolidate]` model is never called.
+/// After a restart the next period's runs resume, and tenants a killed instance had claimed are
+/// taken over once its lease ends, not before.
+#[test]
+fn two_instances_consolidate_each_tenant_once_per_period_and_a_restart_resumes() {
+    use memdir::store::Store as _;
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    const N: usize = 6;
+    let names: Vec<String> = (0..N).map(|i| format!("c{i}")).collect();
+    let tokens: Vec<String> = names
+        .iter()
+        .map(|n| add(&store, home.path(), n, "p"))
+        .collect();
+    // The tenant's own settings name a chat model: the service must never call it.
+    let trap = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    trap.set_nonblocking(true).unwrap();
+    let own = format!(
+        "[consolidate]\nprovider = \"openai\"\nurl = \"http://{}/v1\"\nmodel = \"m\"\n",
+        trap.local_addr().unwrap()
+    );
+    let reg = memdir_store_pg::PgTenants::open(&store, false).unwrap();
+    for n in &names {
+        let st = reg.store(n).unwrap();
+        st.write_meta("config.toml", own.as_bytes()).unwrap();
+        // A preference said on three days: one proposal for core.
+        for day in ["2026-11-28", "2026-11-29", "2026-11-30"] {
+            st.write(
+                &memdir_core::path::MemPath::parse(&format!("log/{day}.md")).unwrap(),
+                b"- 08:00 reviewed the open pull requests\n- 10:00 I prefer tabs over spaces in every repository\n",
+            )
+            .unwrap();
+        }
+    }
+    let on = home.path().join("on.toml");
+    std::fs::write(
+        &on,
+        "[jobs]\nsweep_every = \"off\"\nconsolidate_every = \"1h\"\ncheck_every = \"1s\"\nbatch = 2\n",
+    )
+    .unwrap();
+    let total = |ss: &[&Service], name: &str| ss.iter().map(|s| counter(s, name)).sum::<u64>();
+    let wait_for = |ss: &[&Service], want: u64| {
+        let started = std::time::Instant::now();
+        while total(ss, "memdir_jobs_consolidations_total") < want
+            && started.elapsed() < std::time::Duration::from_secs(60)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    {
+        let a = Service::start(&store, home.path(), &["--config", on.to_str().unwrap()]);
+        let home_b = tempfile::tempdir().unwrap();
+        let b = Service::start(&store, home_b.path(), &["--config", on.to_str().unwrap()]);
+        wait_for(&[&a, &b], N as u64);
+        assert_eq!(
+            total(&[&a, &b], "memdir_jobs_consolidations_total"),
+            N as u64
+        );
+        // Several more checks by both instances: nobody consolidates a tenant twice in the period.
+        std::thread::sleep(std::time::Duration::from_millis(3_000));
+        assert_eq!(
+            total(&[&a, &b], "memdir_jobs_consolidations_total"),
+            N as u64
+        );
+        assert_eq!(
+            total(&[&a, &b], "memdir_jobs_consolidation_errors_total"),
+            0
+        );
+        assert_eq!(
+            total(&[&a, &b], "memdir_jobs_consolidation_proposals_total"),
+            N as u64
+        );
+        for (n, t) in names.iter().zip(&tokens) {
+            assert_eq!(runs(&a, t), 1, "{n}");
+            let (code, out, err) = run(
+                &format!("{store}?tenant={n}"),
+                home.path(),
+                &["review", "--json"],
+            );
+            assert_eq!(code, 0, "{err}");
+            let proposals: Vec<Value> = serde_json::Deserializer::from_str(&out)
+                .into_iter::<Value>()
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(proposals.len(), 1, "{n}: {out}");
+            assert_eq!(proposals[0]["writer"], "consolidate", "{out}");
+            assert!(
+                proposals[0]["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("tabs over spaces"),
+                "{out}"
+            );
+        }
+        assert!(
+            trap.accept().is_err(),
+            "the service called a tenant's own chat model"
+        );
+    }
+    // Both instances are gone (killed). The next period is due; an instance killed mid-batch
+    // still holds c0 and c1 for a few seconds.
+    db.sql(
+        "UPDATE memdir.jobs SET due_ms = 0 WHERE job = 'consolidate';
+         UPDATE memdir.jobs SET lease_ms = memdir.now_ms() + 8000, holder = 7
+             WHERE job = 'consolidate' AND tenant IN ('c0', 'c1');",
+    )
+    .unwrap();
+    let leased = std::time::Instant::now();
+    let c = Service::start(&store, home.path(), &["--config", on.to_str().unwrap()]);
+    wait_for(&[&c], (N - 2) as u64);
+    assert_eq!(
+        total(&[&c], "memdir_jobs_consolidations_total"),
+        (N - 2) as u64
+    );
+    if leased.elapsed() < std::time::Duration::from_millis(7_000) {
+        assert_eq!(
+            runs(&c, &tokens[0]),
+            1,
+            "c0 was taken before its lease ended"
+        );
+        assert_eq!(
+            runs(&c, &tokens[1]),
+            1,
+            "c1 was taken before its lease ended"
+        );
+    }
+    wait_for(&[&c], N as u64);
+    std::thread::sleep(std::time::Duration::from_millis(2_000));
+    assert_eq!(total(&[&c], "memdir_jobs_consolidations_total"), N as u64);
+    assert_eq!(total(&[&c], "memdir_jobs_consolidation_errors_total"), 0);
+    // The second period's run proposes nothing new (the first run's proposal is remembered).
+    assert_eq!(total(&[&c], "memdir_jobs_consolidation_proposals_total"), 0);
+    for (n, t) in names.iter().zip(&tokens) {
+        assert_eq!(runs(&c, t), 2, "{n}");
+    }
+}
+
+/// A folder root keeps no schedule: with consolidation configured it says on start that it runs
+/// no jobs, and consolidates nobody (its tenants' folders are consolidated by `memdir
+/// consolidate` from cron).
+#[test]
+fn a_folder_root_runs_no_jobs_and_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("service");
+    let store = root.to_str().unwrap();
+    let alice = add(store, home.path(), "alice", "alice");
+    for day in ["2026-11-28", "2026-11-29", "2026-11-30"] {
+        let p = root.join(format!("tenants/alice/log/{day}.md"));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(
+            &p,
+            "- 10:00 I prefer tabs over spaces in every repository\n",
+        )
+        .unwrap();
+    }
+    let on = home.path().join("on.toml");
+    std::fs::write(
+        &on,
+        "[jobs]\nconsolidate_every = \"1h\"\ncheck_every = \"1s\"\n",
+    )
+    .unwrap();
+    let mut child = memdir(store, home.path())
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&on)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let addr: SocketAddr = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "{said}");
+        said.push_str(&line);
+        if let Some(rest) = line.split("memory on http://").nth(1) {
+            break rest.split(' ').next().unwrap().parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let s = Service { child, addr };
+    assert!(
+        said.contains("a folder root runs no scheduled jobs"),
+        "{said}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    assert_eq!(counter(&s, "memdir_jobs_consolidations_total"), 0);
+    assert_eq!(runs(&s, &alice), 0);
+    assert!(!root.join("tenants/alice/consolidation").exists());
+}

@@ -642,6 +642,21 @@ fn router(
         "Scheduled sweeps that failed (retried the next period)",
         jobs.sweep_errors.clone(),
     );
+    registry_metrics.registry.register(
+        "jobs_consolidations",
+        "Tenants consolidated by this instance's scheduled consolidation ([jobs] consolidate_every, consolidate_at)",
+        jobs.consolidations.clone(),
+    );
+    registry_metrics.registry.register(
+        "jobs_consolidation_errors",
+        "Scheduled consolidations that failed (retried the next period)",
+        jobs.consolidation_errors.clone(),
+    );
+    registry_metrics.registry.register(
+        "jobs_consolidation_proposals",
+        "Proposals written by this instance's scheduled consolidations",
+        jobs.consolidation_proposals.clone(),
+    );
     let shared = Arc::new(Shared {
         tenants,
         tokens: crate::token_cache::TokenCache::new(
@@ -659,7 +674,7 @@ fn router(
         metrics: registry_metrics,
         rmcp,
     });
-    crate::jobs::start(shared.clone(), config.jobs);
+    crate::jobs::start(shared.clone(), config.jobs.clone());
     let mut tenant_routes = axum::Router::new()
         .route("/mcp", axum::routing::any(mcp))
         .route("/v1/tools/{name}", axum::routing::post(tool))

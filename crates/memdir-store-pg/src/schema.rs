@@ -218,6 +218,25 @@ BEGIN
 END
 $$;
 "#,
+    // 10: the sweep's schedule generalised to every job the service runs for a tenant (tenants.rs):
+    // one row per (tenant, job), `holder` the instance whose lease it is. The sweep rows carry
+    // forward as they were; every registered tenant gets a consolidation row, never run.
+    r#"
+CREATE TABLE memdir.jobs (
+    tenant   text NOT NULL REFERENCES memdir.tenants ON DELETE CASCADE,
+    job      text NOT NULL,
+    due_ms   bigint NOT NULL DEFAULT 0,
+    lease_ms bigint NOT NULL DEFAULT 0,
+    holder   bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant, job)
+);
+CREATE INDEX jobs_due ON memdir.jobs (job, due_ms);
+INSERT INTO memdir.jobs (tenant, job, due_ms, lease_ms)
+    SELECT tenant, 'sweep', due_ms, lease_ms FROM memdir.sweeps;
+INSERT INTO memdir.jobs (tenant, job) SELECT tenant, 'consolidate' FROM memdir.credentials
+    ON CONFLICT DO NOTHING;
+DROP TABLE memdir.sweeps;
+"#,
 ];
 
 /// The schema version this build writes.

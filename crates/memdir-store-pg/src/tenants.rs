@@ -10,7 +10,7 @@ use crate::{Connect, PgStore, TENANT_PARAM, db_err};
 use deadpool_postgres::Pool;
 use memdir_store::StoreError;
 use memdir_store::bridge::Bridge;
-use memdir_store::registry::{Tenant, Tenants, check_name, check_principal};
+use memdir_store::registry::{DAY_MS, Job, Schedule, Tenant, Tenants, check_name, check_principal};
 use std::sync::Arc;
 
 /// Connections a service's shared pool keeps at most. A change holds up to three at once (its
@@ -23,12 +23,27 @@ pub struct PgTenants {
     pub(crate) pool: Pool,
     pub(crate) bridge: Arc<Bridge>,
     connect: String,
+    /// This handle's (instance's) own id in the jobs it claims, random.
+    holder: i64,
 }
 
 impl std::fmt::Debug for PgTenants {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgTenants").finish_non_exhaustive()
     }
+}
+
+/// A random id for a handle's job claims (std's hasher keys come from the OS's randomness).
+fn random_holder() -> i64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    // Never 0, the column's default (a row no handle holds).
+    (h.finish() as i64) | 1
 }
 
 fn no_tenant(name: &str) -> StoreError {
@@ -73,6 +88,7 @@ impl PgTenants {
             pool,
             bridge,
             connect: url.to_string(),
+            holder: random_holder(),
         })
     }
 
@@ -86,6 +102,45 @@ impl PgTenants {
             name.to_string(),
         ))
     }
+}
+
+/// SQL for when a job is next due by the database's clock: `every` (milliseconds, a bigint
+/// parameter) from now, or with `at` (milliseconds after midnight UTC, NULL for none) from the
+/// latest such time of day at or before now, so a late run (an instance was down) does not move
+/// the next one off its time.
+fn next_due(at: &str, every: &str) -> String {
+    format!(
+        "CASE WHEN {at}::bigint IS NULL THEN memdir.now_ms() + {every}::bigint
+         ELSE memdir.now_ms() - mod(mod(memdir.now_ms() - {at}::bigint, {DAY_MS}) + {DAY_MS}, {DAY_MS})
+              + {every}::bigint END"
+    )
+}
+
+/// Marks a job done when `holder` still holds it: due again by `schedule`, its lease released.
+async fn done(
+    c: &Handle,
+    name: &str,
+    job: Job,
+    holder: i64,
+    schedule: Schedule,
+) -> Result<(), StoreError> {
+    c.execute(
+        &format!(
+            "UPDATE memdir.jobs SET due_ms = {}, lease_ms = 0
+             WHERE tenant = $1 AND job = $2 AND holder = $3",
+            next_due("$4", "$5")
+        ),
+        &[
+            &name,
+            &job.name(),
+            &holder,
+            &schedule.at_ms,
+            &schedule.every_ms,
+        ],
+    )
+    .await
+    .map_err(db_err)?;
+    Ok(())
 }
 
 fn tenant_of(r: &tokio_postgres::Row) -> Tenant {
@@ -128,7 +183,8 @@ impl Tenants for PgTenants {
                 )));
             }
             tx.execute(
-                "INSERT INTO memdir.sweeps (tenant) VALUES ($1) ON CONFLICT DO NOTHING",
+                "INSERT INTO memdir.jobs (tenant, job) VALUES ($1, 'sweep'), ($1, 'consolidate')
+                 ON CONFLICT DO NOTHING",
                 &[&t.name],
             )
             .await
@@ -137,41 +193,52 @@ impl Tenants for PgTenants {
         })
     }
 
-    /// Due sweeps by the database's clock (one clock for every instance), oldest first; a row
+    /// Due jobs by the database's clock (one clock for every instance), oldest first; a row
     /// another instance is claiming is skipped, not waited for. Rows of tenants without
-    /// credentials (removed, memory kept) are claimed and marked done without a sweep.
-    fn claim_sweeps(&self, lease_ms: i64, limit: usize) -> Result<Vec<Tenant>, StoreError> {
-        let pool = self.pool.clone();
+    /// credentials (removed, memory kept) are claimed and marked done without a run.
+    fn claim_jobs(
+        &self,
+        job: Job,
+        schedule: Schedule,
+        lease_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<Tenant>, StoreError> {
+        let (pool, holder) = (self.pool.clone(), self.holder);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.bridge.run(async move {
             let c = Handle::pooled(&pool).await?;
+            if let Some(at) = schedule.at_ms {
+                // A run at a time of day: a tenant's first is at the next such time, not now.
+                c.execute(
+                    &format!(
+                        "UPDATE memdir.jobs SET due_ms = {} WHERE job = $1 AND due_ms = 0",
+                        next_due("$2", "$3")
+                    ),
+                    &[&job.name(), &Some(at), &DAY_MS],
+                )
+                .await
+                .map_err(db_err)?;
+            }
             let rows = c
                 .query(
                     "WITH due AS (
-                         SELECT tenant FROM memdir.sweeps
-                         WHERE due_ms <= memdir.now_ms() AND lease_ms <= memdir.now_ms()
-                         ORDER BY due_ms LIMIT $1 FOR UPDATE SKIP LOCKED),
+                         SELECT tenant FROM memdir.jobs
+                         WHERE job = $1 AND due_ms <= memdir.now_ms() AND lease_ms <= memdir.now_ms()
+                         ORDER BY due_ms LIMIT $2 FOR UPDATE SKIP LOCKED),
                      claimed AS (
-                         UPDATE memdir.sweeps s SET lease_ms = memdir.now_ms() + $2
-                         FROM due WHERE s.tenant = due.tenant
-                         RETURNING s.tenant)
+                         UPDATE memdir.jobs j SET lease_ms = memdir.now_ms() + $3, holder = $4
+                         FROM due WHERE j.job = $1 AND j.tenant = due.tenant
+                         RETURNING j.tenant)
                      SELECT cl.tenant, c.principal, c.created_ms, c.token_set_ms
                      FROM claimed cl LEFT JOIN memdir.credentials c ON c.tenant = cl.tenant",
-                    &[&limit, &lease_ms],
+                    &[&job.name(), &limit, &lease_ms, &holder],
                 )
                 .await
                 .map_err(db_err)?;
             let mut out = Vec::new();
             for r in rows {
-                let name: String = r.get(0);
                 if r.get::<_, Option<String>>(1).is_none() {
-                    c.execute(
-                        "UPDATE memdir.sweeps SET due_ms = memdir.now_ms() + $2, lease_ms = 0
-                         WHERE tenant = $1",
-                        &[&name, &lease_ms],
-                    )
-                    .await
-                    .map_err(db_err)?;
+                    done(&c, &r.get::<_, String>(0), job, holder, schedule).await?;
                     continue;
                 }
                 out.push(tenant_of(&r));
@@ -180,18 +247,27 @@ impl Tenants for PgTenants {
         })
     }
 
-    fn swept(&self, name: &str, every_ms: i64) -> Result<(), StoreError> {
-        let (pool, name) = (self.pool.clone(), name.to_string());
+    fn renew_job(&self, name: &str, job: Job, lease_ms: i64) -> Result<bool, StoreError> {
+        let (pool, name, holder) = (self.pool.clone(), name.to_string(), self.holder);
         self.bridge.run(async move {
             let c = Handle::pooled(&pool).await?;
-            c.execute(
-                "UPDATE memdir.sweeps SET due_ms = memdir.now_ms() + $2, lease_ms = 0
-                 WHERE tenant = $1",
-                &[&name, &every_ms],
-            )
-            .await
-            .map_err(db_err)?;
-            Ok(())
+            let n = c
+                .execute(
+                    "UPDATE memdir.jobs SET lease_ms = memdir.now_ms() + $3
+                     WHERE tenant = $1 AND job = $2 AND holder = $4 AND lease_ms > 0",
+                    &[&name, &job.name(), &lease_ms, &holder],
+                )
+                .await
+                .map_err(db_err)?;
+            Ok(n == 1)
+        })
+    }
+
+    fn job_done(&self, name: &str, job: Job, schedule: Schedule) -> Result<(), StoreError> {
+        let (pool, name, holder) = (self.pool.clone(), name.to_string(), self.holder);
+        self.bridge.run(async move {
+            let c = Handle::pooled(&pool).await?;
+            done(&c, &name, job, holder, schedule).await
         })
     }
 

@@ -2,9 +2,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use memdir_core::path::MemPath;
-use memdir_store::registry::{Tenant, Tenants};
+use memdir_store::registry::{DAY_MS, Job, Schedule, Tenant, Tenants};
 use memdir_store::{Actor, Store};
 use memdir_store_pg::{PgTenants, pg_or_skip};
+
+const HOURLY: Schedule = Schedule {
+    every_ms: 3_600_000,
+    at_ms: None,
+};
 
 fn hex(b: u8) -> String {
     format!("{b:02x}").repeat(32)
@@ -147,31 +152,215 @@ fn sweeps_are_claimed_once_taken_over_after_their_lease_and_due_again_after_thei
         n.sort();
         n
     };
-    let first = names(a.claim_sweeps(400, 2).unwrap());
-    let rest = names(b.claim_sweeps(400, 10).unwrap());
+    let first = names(a.claim_jobs(Job::Sweep, HOURLY, 400, 2).unwrap());
+    let rest = names(b.claim_jobs(Job::Sweep, HOURLY, 400, 10).unwrap());
     let mut all: Vec<String> = first.iter().chain(&rest).cloned().collect();
     all.sort();
     assert_eq!(all, ["t1", "t2", "t3"], "{first:?} {rest:?}");
     // Claimed: nobody gets them while the leases run.
-    assert!(a.claim_sweeps(400, 10).unwrap().is_empty());
-    assert!(b.claim_sweeps(400, 10).unwrap().is_empty());
+    assert!(
+        a.claim_jobs(Job::Sweep, HOURLY, 400, 10)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        b.claim_jobs(Job::Sweep, HOURLY, 400, 10)
+            .unwrap()
+            .is_empty()
+    );
     // `a` finishes its own; `b` stops without finishing: its claims come back after the lease.
     for t in &first {
-        a.swept(t, 3_600_000).unwrap();
+        a.job_done(t, Job::Sweep, HOURLY).unwrap();
     }
     std::thread::sleep(std::time::Duration::from_millis(600));
-    let again = names(a.claim_sweeps(400, 10).unwrap());
+    let again = names(a.claim_jobs(Job::Sweep, HOURLY, 400, 10).unwrap());
     let want: Vec<String> = rest.iter().filter(|n| *n != "gone").cloned().collect();
     assert_eq!(again, want);
     for t in &again {
-        a.swept(t, 3_600_000).unwrap();
+        a.job_done(t, Job::Sweep, HOURLY).unwrap();
     }
     std::thread::sleep(std::time::Duration::from_millis(600));
     // Done within the period: nothing is due ("gone" came back after its lease and is marked
     // done without being handed out).
-    assert!(b.claim_sweeps(400, 10).unwrap().is_empty());
+    assert!(
+        b.claim_jobs(Job::Sweep, HOURLY, 400, 10)
+            .unwrap()
+            .is_empty()
+    );
     // Past the period, due again.
-    db.sql("UPDATE memdir.sweeps SET due_ms = 0 WHERE tenant = 't2'")
+    db.sql("UPDATE memdir.jobs SET due_ms = 0 WHERE tenant = 't2' AND job = 'sweep'")
         .unwrap();
-    assert_eq!(names(b.claim_sweeps(400, 10).unwrap()), ["t2"]);
+    assert_eq!(
+        names(b.claim_jobs(Job::Sweep, HOURLY, 400, 10).unwrap()),
+        ["t2"]
+    );
+}
+
+fn names(v: Vec<Tenant>) -> Vec<String> {
+    let mut n: Vec<String> = v.into_iter().map(|t| t.name).collect();
+    n.sort();
+    n
+}
+
+/// Fails the test with `why` when the SQL condition holds.
+fn refute(db: &memdir_store_pg::testing::TestDb, cond: &str, why: &str) {
+    db.sql(&format!(
+        "DO $$ BEGIN IF ({cond}) THEN RAISE '{why}'; END IF; END $$"
+    ))
+    .unwrap_or_else(|e| panic!("{why}: {e}"));
+}
+
+/// Consolidation is scheduled like the sweep but apart from it (one row per tenant and job): a
+/// sweep's claim or completion leaves a tenant's consolidation due, and the other way round.
+/// A handle whose lease ended and was taken over cannot renew it nor mark it done (the run is
+/// the new holder's); at a time of day, a tenant's first run waits for that time and each next
+/// one lands on it again.
+#[test]
+fn jobs_are_claimed_per_tenant_and_job_fenced_by_their_holder_and_kept_on_their_time_of_day() {
+    let db = pg_or_skip!();
+    let url = db.url("x").replace("?tenant=x", "");
+    let a = PgTenants::open(&url, false).unwrap();
+    let b = PgTenants::open(&url, false).unwrap();
+    for (i, n) in ["c1", "c2"].iter().enumerate() {
+        a.add(&Tenant::new(n, "p"), &hex(i as u8)).unwrap();
+    }
+    let daily = Schedule {
+        every_ms: DAY_MS,
+        at_ms: None,
+    };
+    assert_eq!(
+        names(a.claim_jobs(Job::Sweep, HOURLY, 60_000, 10).unwrap()),
+        ["c1", "c2"]
+    );
+    // The sweeps are held by `a`; the consolidations are still due, to anyone.
+    assert_eq!(
+        names(b.claim_jobs(Job::Consolidate, daily, 300, 1).unwrap()).len(),
+        1
+    );
+    assert!(
+        b.claim_jobs(Job::Sweep, HOURLY, 300, 10)
+            .unwrap()
+            .is_empty()
+    );
+    let c = names(a.claim_jobs(Job::Consolidate, daily, 300, 10).unwrap());
+    assert_eq!(c.len(), 1);
+    let by_a = c[0].clone();
+    // `a` stalls past its lease on `by_a`; `b` takes it over.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(a.renew_job("c1", Job::Sweep, 60_000).unwrap());
+    let taken = names(b.claim_jobs(Job::Consolidate, daily, 60_000, 10).unwrap());
+    assert!(taken.contains(&by_a), "{taken:?}");
+    assert!(!a.renew_job(&by_a, Job::Consolidate, 60_000).unwrap());
+    a.job_done(&by_a, Job::Consolidate, daily).unwrap();
+    // Still `b`'s: not done, not due, not claimable.
+    refute(
+        &db,
+        &format!(
+            "SELECT lease_ms = 0 FROM memdir.jobs WHERE tenant = '{by_a}' AND job = 'consolidate'"
+        ),
+        "a stale holder marked the job done",
+    );
+    assert!(
+        a.claim_jobs(Job::Consolidate, daily, 60_000, 10)
+            .unwrap()
+            .is_empty()
+    );
+    for t in &taken {
+        b.job_done(t, Job::Consolidate, daily).unwrap();
+    }
+    refute(
+        &db,
+        "SELECT count(*) <> 2 FROM memdir.jobs WHERE job = 'consolidate'
+            AND lease_ms = 0 AND due_ms > memdir.now_ms() + 86390000",
+        "done consolidations are not due a day later",
+    );
+    // At a time of day twelve hours from now, a tenant never consolidated waits for it.
+    a.add(&Tenant::new("c3", "p"), &hex(9)).unwrap();
+    let now_ms = jiff::Timestamp::now().as_millisecond();
+    let at = (now_ms + 12 * 3_600_000).rem_euclid(DAY_MS) / 60_000 * 60_000;
+    let nightly = Schedule {
+        every_ms: DAY_MS,
+        at_ms: Some(at),
+    };
+    assert!(
+        a.claim_jobs(Job::Consolidate, nightly, 60_000, 10)
+            .unwrap()
+            .is_empty()
+    );
+    refute(
+        &db,
+        &format!(
+            "SELECT due_ms <> memdir.now_ms() - mod(memdir.now_ms() - {at}, {DAY_MS}) + {DAY_MS}
+               OR due_ms < memdir.now_ms() + 11 * 3600000
+             FROM memdir.jobs WHERE tenant = 'c3' AND job = 'consolidate'"
+        ),
+        "the first nightly run is not at its time of day",
+    );
+    // Past its time (an instance was down at it), it runs late, and the next is on time again.
+    db.sql("UPDATE memdir.jobs SET due_ms = 1 WHERE tenant = 'c3' AND job = 'consolidate'")
+        .unwrap();
+    assert_eq!(
+        names(b.claim_jobs(Job::Consolidate, nightly, 60_000, 10).unwrap()),
+        ["c3"]
+    );
+    let weekly = Schedule {
+        every_ms: 7 * DAY_MS,
+        at_ms: Some(at),
+    };
+    b.job_done("c3", Job::Consolidate, weekly).unwrap();
+    refute(
+        &db,
+        &format!(
+            "SELECT mod(due_ms, {DAY_MS}) <> {at}
+               OR due_ms <= memdir.now_ms() + 6 * {DAY_MS}
+               OR due_ms > memdir.now_ms() + 7 * {DAY_MS}
+             FROM memdir.jobs WHERE tenant = 'c3' AND job = 'consolidate'"
+        ),
+        "a weekly run at a time of day is not due on that time six to seven days on",
+    );
+}
+
+/// Migration 10 carries a database's sweep schedule (migration 8's `memdir.sweeps`) into
+/// `memdir.jobs` as it was, and gives every registered tenant a consolidation never run.
+#[test]
+fn the_sweep_schedule_is_carried_into_the_jobs_table() {
+    let db = pg_or_skip!();
+    let url = db.url("x").replace("?tenant=x", "");
+    let a = PgTenants::open(&url, false).unwrap();
+    for (i, n) in ["m1", "m2", "m3"].iter().enumerate() {
+        a.add(&Tenant::new(n, "p"), &hex(i as u8)).unwrap();
+    }
+    a.remove("m3", false).unwrap();
+    drop(a);
+    // The database as version 9 left it: migration 8's table, with a schedule in it.
+    db.sql(
+        "DROP TABLE memdir.jobs;
+         DELETE FROM memdir.migrations WHERE version >= 10;
+         CREATE TABLE memdir.sweeps (
+             tenant   text PRIMARY KEY REFERENCES memdir.tenants ON DELETE CASCADE,
+             due_ms   bigint NOT NULL DEFAULT 0,
+             lease_ms bigint NOT NULL DEFAULT 0
+         );
+         CREATE INDEX sweeps_due ON memdir.sweeps (due_ms);
+         INSERT INTO memdir.sweeps VALUES ('m1', 5, 0), ('m2', 99999999999999, 0), ('m3', 7, 0);",
+    )
+    .unwrap();
+    let b = PgTenants::open(&url, false).unwrap();
+    refute(
+        &db,
+        "SELECT to_regclass('memdir.sweeps') IS NOT NULL",
+        "memdir.sweeps is still there",
+    );
+    refute(
+        &db,
+        "SELECT string_agg(tenant || ':' || job || ':' || due_ms, ' ' ORDER BY tenant, job)
+             IS DISTINCT FROM 'm1:consolidate:0 m1:sweep:5 m2:consolidate:0 m2:sweep:99999999999999 m3:sweep:7'
+         FROM memdir.jobs",
+        "the schedule was not carried forward",
+    );
+    // m1 is due (and m3, whose credentials are gone, is marked done without being handed out).
+    assert_eq!(
+        names(b.claim_jobs(Job::Sweep, HOURLY, 60_000, 10).unwrap()),
+        ["m1"]
+    );
 }

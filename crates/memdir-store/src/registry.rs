@@ -123,18 +123,34 @@ pub trait Tenants: Send + Sync {
     /// The tenant's memory, created (empty) when `create` and missing.
     fn backend(&self, name: &str, create: bool) -> Result<Backend, StoreError>;
 
-    /// Claims at most `limit` registered tenants whose sweep is due, for `lease_ms`: no other
-    /// instance claims them until [`Tenants::swept`] or the lease ends (then another instance
-    /// takes over a sweep that a stopped one left). A registry that keeps no schedule runs no
-    /// sweeps (the default: none are due).
-    fn claim_sweeps(&self, lease_ms: i64, limit: usize) -> Result<Vec<Tenant>, StoreError> {
-        let _ = (lease_ms, limit);
+    /// Claims at most `limit` registered tenants whose `job` is due, for `lease_ms`: no other
+    /// instance (registry handle) claims them until [`Tenants::job_done`] or the lease ends (then
+    /// another takes over what a stopped one left). A tenant's job never run is due at once, or
+    /// with `schedule.at_ms` at the next such time of day. A registry that keeps no schedule runs
+    /// no jobs (the default: none are due).
+    fn claim_jobs(
+        &self,
+        job: Job,
+        schedule: Schedule,
+        lease_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<Tenant>, StoreError> {
+        let _ = (job, schedule, lease_ms, limit);
         Ok(Vec::new())
     }
 
-    /// Marks tenant `name`'s sweep done: the next is due `every_ms` from now.
-    fn swept(&self, name: &str, every_ms: i64) -> Result<(), StoreError> {
-        let _ = (name, every_ms);
+    /// Extends this handle's claim on tenant `name`'s `job` by `lease_ms` from now; false when
+    /// the claim is no longer its own (its lease ended and another instance took the tenant), so
+    /// the job must not run here.
+    fn renew_job(&self, name: &str, job: Job, lease_ms: i64) -> Result<bool, StoreError> {
+        let _ = (name, job, lease_ms);
+        Ok(false)
+    }
+
+    /// Marks tenant `name`'s `job` done (when this handle still holds it): the next run is due
+    /// by `schedule`.
+    fn job_done(&self, name: &str, job: Job, schedule: Schedule) -> Result<(), StoreError> {
+        let _ = (name, job, schedule);
         Ok(())
     }
 
@@ -143,6 +159,37 @@ pub trait Tenants: Send + Sync {
         self.list_page(None, 1).map(drop)
     }
 }
+
+/// A job the service runs for every registered tenant on a schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// Expired scratch and notes, old state lines (`memdir sweep`).
+    Sweep,
+    /// Proposals from the logs (`memdir consolidate`).
+    Consolidate,
+}
+
+impl Job {
+    /// The job's name as the registry keeps it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Job::Sweep => "sweep",
+            Job::Consolidate => "consolidate",
+        }
+    }
+}
+
+/// When a tenant's job is due again after a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    /// Milliseconds from one run to the next (with `at_ms`, a whole number of days).
+    pub every_ms: i64,
+    /// Runs start at this many milliseconds after midnight UTC (`None`: whenever due).
+    pub at_ms: Option<i64>,
+}
+
+/// Milliseconds in a day.
+pub const DAY_MS: i64 = 86_400_000;
 
 /// Compares two byte strings in time that depends only on their lengths.
 pub fn same(a: &[u8], b: &[u8]) -> bool {

@@ -15,5 +15,5 @@
 
 pub use memdir_folder::tenants::{FolderTenants, REGISTRY_FILE, TENANTS_DIR};
 pub use memdir_store::registry::{
-    Tenant, Tenants, check_name, check_principal, default_principal, same,
+    DAY_MS, Job, Schedule, Tenant, Tenants, check_name, check_principal, default_principal, same,
 };

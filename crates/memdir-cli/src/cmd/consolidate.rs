@@ -37,7 +37,7 @@ pub fn run(a: Args, env: &Env) -> CliResult {
         })
         .transpose()?;
     let mem = env.open()?;
-    let model = chat_model(mem.config())?;
+    let model = chat_model(&mem.config().consolidate, "bad .memdir/config.toml:")?;
     let report = mem.consolidate(&Options {
         since,
         dry_run: a.dry_run,
@@ -56,16 +56,26 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     out(text.trim_start())
 }
 
-/// The chat model `[consolidate]` configures, with its API key read from the variable it names.
-fn chat_model(cfg: &memdir_core::config::Config) -> Result<Option<ChatModel>, CliError> {
-    let c = &cfg.consolidate;
-    if c.provider != "openai" {
-        return Ok(None);
+/// The chat model a `[consolidate]` section configures, with its API key read from the variable
+/// it names; `origin` starts an error's message with where the section is (a memory's settings
+/// or the service config).
+pub(crate) fn chat_model(
+    c: &memdir_core::config::ConsolidateConfig,
+    origin: &str,
+) -> Result<Option<ChatModel>, CliError> {
+    match c.provider.as_str() {
+        "none" => return Ok(None),
+        "openai" => {}
+        other => {
+            return Err(CliError::invalid(format!(
+                "{origin} consolidate.provider {other:?}: use none or openai"
+            )));
+        }
     }
     let (Some(url), Some(model)) = (c.url.clone(), c.model.clone()) else {
-        return Err(CliError::invalid(
-            "bad .memdir/config.toml: consolidate.provider = \"openai\" needs url and model",
-        ));
+        return Err(CliError::invalid(format!(
+            "{origin} consolidate.provider = \"openai\" needs url and model"
+        )));
     };
     let api_key = c
         .api_key_env

@@ -4,6 +4,7 @@ use crate::cmd::mcp::open_or_init;
 use crate::env::Env;
 use crate::ui::{CliError, CliResult, exit};
 use memdir::Memory;
+use memdir::tenants::{DAY_MS, Schedule};
 use memdir_mcp::Tools;
 use memdir_mcp::http::{HttpConfig, Limits, MCP_PATH};
 use std::net::{SocketAddr, ToSocketAddrs as _};
@@ -59,7 +60,8 @@ pub struct Args {
     /// On SIGTERM or Ctrl-C, give requests in flight SECS to finish, then end streams and exit.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULTS.shutdown_timeout.as_secs(), value_parser = secs())]
     pub shutdown_timeout: u64,
-    /// A service's operator settings (TOML: [embed], [limits], [quota]); only on a service root.
+    /// A service's operator settings (TOML: [embed], [limits], [quota], [store], [jobs],
+    /// [consolidate]); only on a service root.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Serve the person's page at /ui/ (sign in with the link printed on start, or from
@@ -106,6 +108,8 @@ struct Operator {
     ui: crate::page::UiSettings,
     /// The jobs the service runs itself.
     jobs: JobsSettings,
+    /// The chat model of the service's scheduled consolidation.
+    consolidate: ConsolidateModel,
 }
 
 /// `[jobs]`: what the service runs for every tenant on a schedule.
@@ -114,7 +118,12 @@ struct Operator {
 struct JobsSettings {
     /// How often each tenant is swept (a duration such as `1h`, or `off`).
     sweep_every: String,
-    /// How often an instance looks for tenants whose sweep is due.
+    /// How often each tenant is consolidated (a duration such as `1d`, or `off`, the default).
+    consolidate_every: String,
+    /// The time of day (UTC, `HH:MM`) consolidation runs at, once a day or once per
+    /// `consolidate_every` whole days.
+    consolidate_at: Option<String>,
+    /// How often an instance looks for tenants whose job is due.
     check_every: String,
     /// Tenants an instance claims at a time.
     batch: usize,
@@ -124,21 +133,118 @@ impl Default for JobsSettings {
     fn default() -> JobsSettings {
         JobsSettings {
             sweep_every: "1h".into(),
+            consolidate_every: "off".into(),
+            consolidate_at: None,
             check_every: "1m".into(),
             batch: 100,
         }
     }
 }
 
+/// The operator's `[consolidate]`: the chat model the service's consolidation asks besides its
+/// deterministic rules (none by default). A tenant's own `[consolidate]` model is never asked.
+#[derive(Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct ConsolidateModel {
+    /// `none` or `openai`.
+    provider: String,
+    /// The chat endpoint's base URL.
+    url: Option<String>,
+    /// The model name sent to the endpoint.
+    model: Option<String>,
+    /// The name of the environment variable that holds the endpoint's API key.
+    api_key_env: Option<String>,
+    /// Seconds allowed for the model's answer.
+    timeout_secs: u64,
+}
+
+impl Default for ConsolidateModel {
+    fn default() -> ConsolidateModel {
+        let d = memdir_core::config::ConsolidateConfig::default();
+        ConsolidateModel {
+            provider: d.provider,
+            url: d.url,
+            model: d.model,
+            api_key_env: d.api_key_env,
+            timeout_secs: d.timeout_secs,
+        }
+    }
+}
+
+impl ConsolidateModel {
+    fn chat_model(&self) -> Result<Option<memdir::consolidate::ChatModel>, CliError> {
+        let c = memdir_core::config::ConsolidateConfig {
+            provider: self.provider.clone(),
+            url: self.url.clone(),
+            model: self.model.clone(),
+            api_key_env: self.api_key_env.clone(),
+            timeout_secs: self.timeout_secs,
+            ..Default::default()
+        };
+        crate::cmd::consolidate::chat_model(&c, "the service config's")
+    }
+}
+
+/// `HH:MM` (UTC) as milliseconds after midnight.
+fn time_of_day(v: &str) -> Result<i64, CliError> {
+    let bad = || {
+        CliError::invalid(format!(
+            "the service config's jobs.consolidate_at {v:?}: give a UTC time of day as HH:MM, e.g. \"03:00\""
+        ))
+    };
+    let (h, m) = v.trim().split_once(':').ok_or_else(bad)?;
+    if h.len() != 2 || m.len() != 2 {
+        return Err(bad());
+    }
+    let (h, m): (i64, i64) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
+    if !(0..24).contains(&h) || !(0..60).contains(&m) {
+        return Err(bad());
+    }
+    Ok((h * 60 + m) * 60_000)
+}
+
 impl JobsSettings {
-    fn jobs(&self) -> Result<memdir_mcp::jobs::Jobs, CliError> {
+    fn jobs(
+        &self,
+        model: Option<memdir::consolidate::ChatModel>,
+    ) -> Result<memdir_mcp::jobs::Jobs, CliError> {
         let ttl = |key: &str, v: &str| {
             memdir_core::duration::parse_ttl(v)
                 .map_err(|e| CliError::invalid(format!("the service config's jobs.{key}: {e}")))
         };
-        let sweep_every_ms = match self.sweep_every.trim() {
-            "off" => None,
-            v => Some(ttl("sweep_every", v)?),
+        let every = |key: &str, v: &str| match v.trim() {
+            "off" => Ok(None),
+            v => ttl(key, v).map(Some),
+        };
+        let sweep_every_ms = every("sweep_every", &self.sweep_every)?;
+        let at_ms = self
+            .consolidate_at
+            .as_deref()
+            .map(time_of_day)
+            .transpose()?;
+        let consolidate = match (every("consolidate_every", &self.consolidate_every)?, at_ms) {
+            (None, None) => None,
+            (Some(every_ms), None) => Some(Schedule {
+                every_ms,
+                at_ms: None,
+            }),
+            (None, Some(at)) => Some(Schedule {
+                every_ms: DAY_MS,
+                at_ms: Some(at),
+            }),
+            (Some(every_ms), Some(at)) => {
+                // At a time of day, a run can only come back a whole number of days later.
+                if every_ms % DAY_MS != 0 {
+                    return Err(CliError::invalid(format!(
+                        "the service config's jobs.consolidate_every {:?} is not a whole number of days: with consolidate_at use 1d, 2d, 1w, ...",
+                        self.consolidate_every
+                    )));
+                }
+                Some(Schedule {
+                    every_ms,
+                    at_ms: Some(at),
+                })
+            }
         };
         if self.batch == 0 {
             return Err(CliError::invalid(
@@ -147,6 +253,8 @@ impl JobsSettings {
         }
         Ok(memdir_mcp::jobs::Jobs {
             sweep_every_ms,
+            consolidate,
+            consolidate_model: model,
             check_every_ms: ttl("check_every", &self.check_every)?,
             batch: self.batch,
         })
@@ -339,7 +447,13 @@ fn run_service(a: Args, env: &Env) -> CliResult {
     });
     let is_folder = matches!(env.location, crate::store::Location::Folder(_));
     let search_root = cache.clone();
-    let jobs = op.jobs.jobs()?;
+    let jobs = op.jobs.jobs(op.consolidate.chat_model()?)?;
+    if is_folder && jobs.consolidate.is_some() {
+        // A folder root keeps no schedule (it is one machine's folder, run by cron if at all).
+        say!(
+            "memdir: a folder root runs no scheduled jobs: [jobs] consolidate_every and consolidate_at are ignored (run `memdir consolidate` per tenant folder)"
+        );
+    }
     let registry = tenants.clone();
     let opener = Box::new(move |t: &memdir::tenants::Tenant| {
         let backend = memdir_mcp::quota::with_quota(
@@ -482,3 +596,83 @@ macro_rules! say {
     }};
 }
 use say;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn jobs(toml_text: &str) -> Result<memdir_mcp::jobs::Jobs, String> {
+        let op: Operator = toml::from_str(toml_text).map_err(|e| e.message().to_string())?;
+        let model = op.consolidate.chat_model().map_err(|e| e.message)?;
+        op.jobs.jobs(model).map_err(|e| e.message)
+    }
+
+    #[test]
+    fn consolidation_is_off_unless_the_operator_schedules_it() {
+        let j = jobs("").unwrap();
+        assert_eq!(j.consolidate, None);
+        assert_eq!(j.sweep_every_ms, Some(3_600_000));
+        assert!(j.consolidate_model.is_none());
+        assert_eq!(
+            jobs("[jobs]\nconsolidate_every = \"12h\"\n")
+                .unwrap()
+                .consolidate,
+            Some(Schedule {
+                every_ms: 12 * 3_600_000,
+                at_ms: None
+            })
+        );
+        assert_eq!(
+            jobs("[jobs]\nconsolidate_at = \"03:30\"\n")
+                .unwrap()
+                .consolidate,
+            Some(Schedule {
+                every_ms: DAY_MS,
+                at_ms: Some(210 * 60_000)
+            })
+        );
+        assert_eq!(
+            jobs("[jobs]\nconsolidate_every = \"1w\"\nconsolidate_at = \"23:59\"\n")
+                .unwrap()
+                .consolidate,
+            Some(Schedule {
+                every_ms: 7 * DAY_MS,
+                at_ms: Some((23 * 60 + 59) * 60_000)
+            })
+        );
+    }
+
+    #[test]
+    fn bad_schedules_and_models_are_refused_in_one_line() {
+        for (text, says) in [
+            ("[jobs]\nconsolidate_at = \"3:00\"\n", "HH:MM"),
+            ("[jobs]\nconsolidate_at = \"24:00\"\n", "HH:MM"),
+            ("[jobs]\nconsolidate_at = \"03:60\"\n", "HH:MM"),
+            ("[jobs]\nconsolidate_at = \"noon\"\n", "HH:MM"),
+            (
+                "[jobs]\nconsolidate_every = \"soon\"\n",
+                "jobs.consolidate_every",
+            ),
+            (
+                "[jobs]\nconsolidate_every = \"12h\"\nconsolidate_at = \"03:00\"\n",
+                "whole number of days",
+            ),
+            (
+                "[consolidate]\nprovider = \"openai\"\n",
+                "needs url and model",
+            ),
+            ("[consolidate]\nprovider = \"gpt\"\n", "use none or openai"),
+            ("[consolidate]\nmin_days = 2\n", "unknown field"),
+        ] {
+            let e = jobs(text).unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        let j = jobs(
+            "[jobs]\nconsolidate_at = \"03:00\"\n[consolidate]\nprovider = \"openai\"\nurl = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\n",
+        )
+        .unwrap();
+        assert_eq!(j.consolidate_model.unwrap().model, "m");
+    }
+}
