@@ -6,6 +6,7 @@
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench crash --trials 1000
 //! cargo run -p memdir-bench --release -- stores --s3 http://127.0.0.1:5055 [--pg URL]
 //! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench service --seconds 60
+//! cargo build --release -p memdir-cli -p memdir-bench && target/release/memdir-bench tenants --tenants 10000
 //! cargo run -p memdir-bench --release -- git [--files 2400,100000] [--changes 30]
 //! MEMDIR_MODEL_DIR=... cargo run -p memdir-bench --release -- recall [--data PATH] [--diff]
 //! ```
@@ -19,6 +20,7 @@ mod recall;
 mod service;
 mod speed;
 mod stores;
+mod tenants;
 
 use clap::{Parser, Subcommand};
 
@@ -44,6 +46,9 @@ enum Command {
     Stores(stores::Args),
     /// Load on the multi-tenant service: two instances on one PostgreSQL, many clients.
     Service(service::Args),
+    /// Scale: N tenants made through the store API, two instances, a bounded client over A
+    /// active ones; bytes, statements and CPU per request, p50/p99 per operation (issue 35).
+    Tenants(tenants::Args),
     /// Git commit overhead per change at 2,400 and 100,000 files: whole tree against touched paths.
     Git(git::Args),
     /// Recall per prompt (the user-prompt hook) against search --limit 5 on LoCoMo, and on 50
@@ -79,6 +84,7 @@ fn main() -> anyhow::Result<()> {
         Command::ForgetCrash(a) => forget_crash::run(a),
         Command::Stores(a) => stores::run(a),
         Command::Service(a) => service::run(a),
+        Command::Tenants(a) => tenants::run(a),
         Command::Git(a) => git::run(a),
         Command::Page(a) => page::run(a),
         Command::Recall(a) => recall::run(a),
