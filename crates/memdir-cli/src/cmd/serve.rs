@@ -106,6 +106,9 @@ struct Operator {
     ui: crate::page::UiSettings,
     /// The jobs the service runs itself.
     jobs: JobsSettings,
+    /// What a write does with a credential, at least, in every tenant (`policy`, `redact` by
+    /// default): a tenant's own `[secrets]` may be stricter, never looser.
+    secrets: memdir_core::config::SecretsConfig,
 }
 
 /// `[jobs]`: what the service runs for every tenant on a schedule.
@@ -331,6 +334,7 @@ fn run_service(a: Args, env: &Env) -> CliResult {
         None
     };
     let quota = op.quota;
+    let secrets = op.secrets.policy;
     let clock = env.clock.clone();
     let cache = crate::dirs::cache_home().map(|c| {
         c.join("memdir")
@@ -348,7 +352,9 @@ fn run_service(a: Args, env: &Env) -> CliResult {
                 .map_err(|e| e.to_string())?,
             quota,
         );
-        let mut mem = Memory::open_backend(backend, clock.clone()).map_err(|e| e.to_string())?;
+        let mut mem = Memory::open_backend(backend, clock.clone())
+            .map_err(|e| e.to_string())?
+            .with_secrets_at_least(secrets);
         if let Some(c) = &cache
             && !is_folder
         {
