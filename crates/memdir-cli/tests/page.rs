@@ -641,8 +641,8 @@ fn issue34_the_review_page_shows_a_supersede_proposal_and_accepting_marks_the_no
     assert_eq!(review.status, 200);
     for shown in [
         "notes/retry-v1.md is superseded by notes/retry-v2.md",
-        "notes/retry-v2.md:5: This replaces [[retry-v1]] &lt;b&gt;now&lt;/b&gt;.",
-        "+superseded_by: &quot;[[retry-v2]]&quot;",
+        "notes/retry-v2.md:5: This replaces [[retry-v1]] &#60;b&#62;now&#60;/b&#62;.",
+        "+superseded_by: &#34;[[retry-v2]]&#34;",
     ] {
         assert!(review.body.contains(shown), "{shown}: {}", review.body);
     }
