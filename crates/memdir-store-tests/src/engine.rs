@@ -261,7 +261,7 @@ pub fn engine_supersede_proposal(h: &impl Harness) {
     assert!(story.contains("again: 0 new\n"), "{story}");
     assert!(story.contains("accepted true\n"), "{story}");
     assert!(
-        story.contains("type: project\nsuperseded_by: \"[[retry-v2]]\"\n---\n"),
+        story.contains("created: 2026-11-30\nsuperseded_by: \"[[retry-v2]]\"\n---\n"),
         "{story}"
     );
     assert!(!story.contains("- [retry-v1]"), "{story}");
