@@ -624,6 +624,47 @@ fn issue33_a_person_accepts_a_proposal_for_core() {
 }
 
 #[test]
+fn issue34_the_review_page_shows_a_supersede_proposal_and_accepting_marks_the_note() {
+    let f = Fixture::new();
+    f.put(
+        "notes/retry-v1.md",
+        "---\nname: retry-v1\ndescription: the first payment retry rule\n---\nretry every hour\n",
+    );
+    f.put(
+        "notes/retry-v2.md",
+        "---\nname: retry-v2\ndescription: the payment retry rule now\n---\nThis replaces [[retry-v1]] <b>now</b>.\n",
+    );
+    f.cmd().arg("consolidate").assert().success();
+    let s = Serve::start(&f, &[]);
+    let p = sign_in(&s, &s.link);
+    let review = p.get(&s, "/ui/review");
+    assert_eq!(review.status, 200);
+    for shown in [
+        "notes/retry-v1.md is superseded by notes/retry-v2.md",
+        "notes/retry-v2.md:5: This replaces [[retry-v1]] &#60;b&#62;now&#60;/b&#62;.",
+        "+superseded_by: &#34;[[retry-v2]]&#34;",
+    ] {
+        assert!(review.body.contains(shown), "{shown}: {}", review.body);
+    }
+    assert!(!review.body.contains("<b>now"), "{}", review.body);
+    let at = review.body.find("name=\"id\" value=\"").unwrap() + 17;
+    let id = review.body[at..].split('"').next().unwrap().to_string();
+    let a = p.post(
+        &s,
+        "/ui/review/proposal",
+        &[("id", &id), ("action", "accept")],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+    assert!(
+        f.get("notes/retry-v1.md")
+            .contains("superseded_by: \"[[retry-v2]]\"\n---\n"),
+        "{}",
+        f.get("notes/retry-v1.md")
+    );
+    assert!(p.get(&s, "/ui/review").body.contains("No proposal waits."));
+}
+
+#[test]
 fn issue33_hostile_memory_is_shown_as_text() {
     let f = Fixture::new();
     f.put(

@@ -300,3 +300,48 @@ fn an_imported_conversation_is_redacted_too() {
         .success();
     assert_redacted(&f, "import", &everything(&f));
 }
+
+#[test]
+fn a_transcript_saved_by_the_session_hooks_is_redacted_too() {
+    let f = Fixture::new();
+    let session = "5f2c1a9e-3b7d-4c21-9e0f-2a8b6c4d1e77";
+    let line = |i: usize, kind: &str, content: serde_json::Value| {
+        json!({"parentUuid": null, "isSidechain": false, "userType": "external",
+               "cwd": "/home/priya", "sessionId": session, "version": "2.0.31",
+               "type": kind, "message": {"role": kind, "content": content},
+               "uuid": format!("00000000-0000-4000-8000-00000000000{i}"),
+               "timestamp": format!("2026-11-30T09:0{i}:00.000Z")})
+        .to_string()
+    };
+    let transcript = [
+        line(1, "user", json!(format!("here are my keys:\n\n{}", all_secrets()))),
+        line(
+            2,
+            "assistant",
+            json!([{"type": "text", "text": format!("noted, and these are fine: {}", all_near_misses())}]),
+        ),
+    ]
+    .join("\n")
+        + "\n";
+    let path = f.dir.path().join("transcript.jsonl");
+    std::fs::write(&path, transcript).unwrap();
+    for (hook, event) in [("pre-compact", "PreCompact"), ("session-end", "SessionEnd")] {
+        let input = json!({"session_id": session, "transcript_path": path,
+                           "cwd": "/home/priya", "hook_event_name": event,
+                           "trigger": "auto", "custom_instructions": "", "reason": "exit"});
+        f.cmd()
+            .args(["hook", hook])
+            .write_stdin(input.to_string())
+            .assert()
+            .success();
+    }
+    let saved = std::fs::read_dir(f.root().join("sessions"))
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect::<String>();
+    assert!(saved.contains("here are my keys"), "{saved}");
+    assert_redacted(&f, "hooks", &saved);
+    assert_kept("hooks", &saved);
+    assert_redacted(&f, "hooks", &everything(&f));
+}

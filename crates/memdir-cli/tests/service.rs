@@ -1273,4 +1273,186 @@ fn a_folder_root_runs_no_jobs_and_says_so() {
     assert_eq!(counter(&s, "memdir_jobs_consolidations_total"), 0);
     assert_eq!(runs(&s, &alice), 0);
     assert!(!root.join("tenants/alice/consolidation").exists());
+
+/// One tool call over the service's MCP endpoint as tenant `token` (initialize, initialized,
+/// then the call): the result's text and `isError`.
+fn mcp_tool(s: &Service, token: &str, name: &str, args: Value) -> (String, bool) {
+    let a = agent();
+    let post = |session: Option<&str>, msg: Value| -> (Option<String>, Vec<Value>) {
+        let mut r = a
+            .post(&s.url("/mcp"))
+            .header("Authorization", &format!("Bearer {token}"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Protocol-Version", "2025-11-25");
+        if let Some(id) = session {
+            r = r.header("Mcp-Session-Id", id);
+        }
+        let mut resp = r.send(msg.to_string()).unwrap();
+        let id = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = resp.body_mut().read_to_string().unwrap_or_default();
+        let messages = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .chain(serde_json::from_str::<Value>(&body).ok())
+            .collect();
+        (id, messages)
+    };
+    let (session, _) = post(
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "service-test", "version": "0"}}}),
+    );
+    let session = session.expect("an MCP session id");
+    post(
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let (_, messages) = post(
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": name, "arguments": args}}),
+    );
+    let r = messages
+        .iter()
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer to {name}: {messages:?}"));
+    (
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        r["result"]["isError"].as_bool().unwrap_or(false),
+    )
+}
+
+/// Sets a PostgreSQL tenant's own `[secrets] policy` in its `.memdir/config.toml`.
+fn tenant_policy(url: &str, policy: &str) {
+    use memdir::Store;
+    let s = memdir_store_pg::PgStore::open(url).unwrap();
+    let text = String::from_utf8(s.read_meta("config.toml").unwrap().unwrap()).unwrap();
+    let set = text.replacen(
+        "[secrets]\n# policy = \"redact\"",
+        &format!("[secrets]\npolicy = \"{policy}\""),
+        1,
+    );
+    assert_ne!(set, text, "{text}");
+    s.write_meta("config.toml", set.as_bytes()).unwrap();
+}
+
+/// The lines of a tenant's files holding `text` (`memdir search` on the tenant's own store).
+fn tenant_grep(url: &str, home: &Path, text: &str) -> String {
+    let (code, out, err) = run(url, home, &["search", text]);
+    assert!(code == 0 || code == 1, "{err}");
+    out
+}
+
+#[test]
+fn the_secrets_policy_holds_on_every_service_write_path_on_postgresql() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    let alice = add(&store, home.path(), "alice", "alice");
+    let bob = add(&store, home.path(), "bob", "bob");
+    // Alice turned her policy off; Bob refuses.
+    tenant_policy(&db.url("alice"), "off");
+    tenant_policy(&db.url("bob"), "refuse");
+    let key = format!("{}{}", "AKIA", "ABCDEFGHJKLMNPQ7");
+    let writes = |tag: &str| -> Vec<(&'static str, Value)> {
+        let line = format!("{tag} key {key}");
+        vec![
+            ("memory_log", json!({"text": line})),
+            (
+                "memory_write",
+                json!({"path": format!("notes/{tag}.md"), "content": line}),
+            ),
+            (
+                "memory_edit",
+                json!({"path": format!("notes/{tag}.md"), "append": line}),
+            ),
+            ("memory_scratch", json!({"name": tag, "body": line})),
+            ("memory_offload", json!({"content": line})),
+        ]
+    };
+    let op = home.path().join("service.toml");
+    {
+        // No operator [secrets]: redact is every tenant's floor, so Alice's "off" redacts.
+        let s = Service::start(&store, home.path(), &[]);
+        let mut hits = 0;
+        for (via, call) in [
+            (
+                "rest",
+                &tool as &dyn Fn(&Service, &str, &str, Value) -> (String, bool),
+            ),
+            ("mcp", &mcp_tool),
+        ] {
+            for (name, args) in writes(via) {
+                let (text, error) = call(&s, &alice, name, args.clone());
+                assert!(!error, "{via} {name}: {text}");
+                assert!(!text.contains(&key), "{via} {name}: {text}");
+                hits += 1;
+                // Bob's own "refuse" holds: a tool error naming the kind and the line.
+                let (text, error) = call(&s, &bob, name, args);
+                if name == "memory_edit" {
+                    // Bob's note was never written, so there is nothing to edit.
+                    assert!(error, "{via} {name}: {text}");
+                    continue;
+                }
+                assert!(error, "{via} {name}: {text}");
+                assert!(text.contains("aws-access-token"), "{via} {name}: {text}");
+                assert!(!text.contains(&key), "{via} {name}: {text}");
+                hits += 1;
+            }
+        }
+        assert_eq!(tenant_grep(&db.url("alice"), home.path(), &key), "");
+        assert_eq!(tenant_grep(&db.url("bob"), home.path(), &key), "");
+        let redacted = tenant_grep(
+            &db.url("alice"),
+            home.path(),
+            "[redacted:aws-access-token:AKIA",
+        );
+        for place in [
+            "log/",
+            "notes/rest.md",
+            "notes/mcp.md",
+            "scratch/",
+            "offload/",
+        ] {
+            assert!(redacted.contains(place), "{place}: {redacted}");
+        }
+        // Every write that carried the key is counted (an offload may count its preview too).
+        let (_, m) = http("GET", &s.url("/metrics"), None, None);
+        let counted: usize = m
+            .lines()
+            .find_map(|l| l.strip_prefix("memdir_secrets_found_total "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{m}"));
+        assert!(counted >= hits, "{counted} < {hits}: {m}");
+    }
+    // The operator refuses for every tenant: Alice's "off" is refused too.
+    std::fs::write(&op, "[secrets]\npolicy = \"refuse\"\n").unwrap();
+    let s = Service::start(&store, home.path(), &["--config", op.to_str().unwrap()]);
+    let (text, error) = tool(
+        &s,
+        &alice,
+        "memory_log",
+        json!({"text": format!("k {key}")}),
+    );
+    assert!(error && text.contains("aws-access-token"), "{text}");
+    drop(s);
+    // A bad operator policy is a one-line error before anything listens.
+    std::fs::write(&op, "[secrets]\npolicy = \"maybe\"\n").unwrap();
+    let (code, _, err) = run(
+        &store,
+        home.path(),
+        &["serve", "--config", op.to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("service.toml:2"), "{err}");
 }

@@ -323,3 +323,136 @@ fn lint_flags_links_to_superseded_notes_and_broken_successors() {
         "{out}"
     );
 }
+
+/// The new note of [`fixture`], saying in its text that it replaces the old one.
+const SAYS_IT_REPLACES: &str = "---\nname: retry-v2\ndescription: the payment retry rule since November\ntype: project\n---\nThis replaces [[retry-v1]]: a payment retry runs once a day\n";
+
+#[test]
+fn consolidate_proposes_a_note_another_replaces_and_accepting_marks_it_as_note_supersede_does() {
+    let f = fixture();
+    f.put("notes/retry-v2.md", SAYS_IT_REPLACES);
+    let a = f.cmd().args(["consolidate", "--json"]).assert().success();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+    let ps = v["proposals"].as_array().unwrap();
+    // Only the note that says so: billing's plain link to retry-v1 is no proposal.
+    assert_eq!(ps.len(), 1, "{v:#}");
+    assert_eq!(ps[0]["kind"], "note-superseded");
+    assert_eq!(
+        ps[0]["evidence"][0],
+        "notes/retry-v2.md:6: This replaces [[retry-v1]]: a payment retry runs once a day"
+    );
+    let id = ps[0]["id"].as_str().unwrap().to_string();
+    // Nothing is marked until a person accepts.
+    assert_eq!(f.get("notes/retry-v1.md"), OLD);
+
+    // `review` shows what it proposes, the line that says so, and the frontmatter's diff.
+    let out = stdout(&f.cmd().arg("review").assert().success());
+    assert!(
+        out.contains("proposes: notes/retry-v1.md is superseded by notes/retry-v2.md"),
+        "{out}"
+    );
+    assert!(
+        out.contains("evidence: notes/retry-v2.md:6: This replaces"),
+        "{out}"
+    );
+    assert!(out.contains("+superseded_by: \"[[retry-v2]]\""), "{out}");
+    let r: serde_json::Value = serde_json::from_str(&stdout(
+        &f.cmd().args(["review", "--json"]).assert().success(),
+    ))
+    .unwrap();
+    assert_eq!(r["kind"], "note-superseded");
+    assert_eq!(r["target"], "notes/retry-v1.md");
+    assert_eq!(r["superseded_by"], "notes/retry-v2.md");
+    let file = f.get(&format!("proposals/{id}.md"));
+    assert!(
+        file.contains(
+            "\nkind: note-superseded\ntarget: notes/retry-v1.md\nsuperseded_by: notes/retry-v2.md\n"
+        ),
+        "{file}"
+    );
+    // The day's report lists it; a second run does not propose it again.
+    assert!(
+        f.get("consolidation/2026-11-30.md")
+            .contains(&format!("{id} (note-superseded)"))
+    );
+    let again = stdout(&f.cmd().args(["consolidate", "--json"]).assert().success());
+    let again: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(again["proposals"].as_array().unwrap().len(), 0, "{again:#}");
+
+    // Accepting writes exactly what `memdir note supersede` writes, in one recorded change
+    // that also files the proposal away.
+    let out = stdout(&f.cmd().args(["review", "accept", &id]).assert().success());
+    assert_eq!(
+        out,
+        format!(
+            "accepted {id} from consolidate: notes/retry-v1.md is superseded by notes/retry-v2.md\n"
+        )
+    );
+    let by_hand = fixture();
+    by_hand.put("notes/retry-v2.md", SAYS_IT_REPLACES);
+    by_hand
+        .cmd()
+        .args(["note", "supersede", "retry-v1", "retry-v2"])
+        .assert()
+        .success();
+    assert_eq!(f.get("notes/retry-v1.md"), by_hand.get("notes/retry-v1.md"));
+    assert!(!f.get("MEMORY.md").contains("[retry-v1]"));
+    assert!(!f.root().join(format!("proposals/{id}.md")).exists());
+    assert!(
+        f.get(&format!("archive/proposals/{id}.md"))
+            .contains("kind: note-superseded")
+    );
+    let msg = common::git(&f, &["log", "-1", "--format=%B"]);
+    assert!(msg.contains("review accept"), "{msg}");
+    assert!(
+        msg.contains(&format!("accept proposal {id} by consolidate")),
+        "{msg}"
+    );
+    let files = common::git(&f, &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(
+        files.contains("notes/retry-v1.md")
+            && files.contains(&format!("archive/proposals/{id}.md")),
+        "{files}"
+    );
+    assert!(stdout(&f.cmd().arg("review").assert().success()).contains("no proposals"));
+}
+
+#[test]
+fn a_rejected_or_stale_supersede_proposal_changes_no_note() {
+    let f = fixture();
+    f.put(
+        "notes/retry-v2.md",
+        &SAYS_IT_REPLACES.replace("This replaces [[retry-v1]]:", "Supersedes [[retry-v1]]."),
+    );
+    f.put(
+        "notes/retry-v3.md",
+        "---\nname: retry-v3\ndescription: a payment retry draft\n---\n[[retry-v1]] is outdated.\n",
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(
+        &f.cmd().args(["consolidate", "--json"]).assert().success(),
+    ))
+    .unwrap();
+    let ids: Vec<String> = v["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{v:#}");
+    f.cmd()
+        .args(["review", "reject", &ids[0]])
+        .assert()
+        .success();
+    assert_eq!(f.get("notes/retry-v1.md"), OLD);
+    // The successor is gone before the person accepts: a clear one-line error, nothing written.
+    std::fs::remove_file(f.root().join("notes/retry-v3.md")).unwrap();
+    let a = f
+        .cmd()
+        .args(["review", "accept", &ids[1]])
+        .assert()
+        .failure();
+    let err = stderr(&a);
+    assert!(err.contains("no note is named"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(f.get("notes/retry-v1.md"), OLD);
+}

@@ -81,6 +81,23 @@ pub enum SecretPolicy {
     Off,
 }
 
+impl SecretPolicy {
+    /// The stricter of two policies (`refuse`, then `redact`, then `off`): a service's tenant
+    /// writes under the stricter of its own `[secrets]` and the operator's.
+    pub fn stricter(self, other: SecretPolicy) -> SecretPolicy {
+        let rank = |p: SecretPolicy| match p {
+            SecretPolicy::Off => 0,
+            SecretPolicy::Redact => 1,
+            SecretPolicy::Refuse => 2,
+        };
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+}
+
 /// The `[layout]` section: `name = "memdir"`, `"claude-code"` or `"openclaw"`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

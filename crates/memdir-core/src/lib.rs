@@ -32,6 +32,7 @@ pub mod log;
 pub mod note;
 pub mod path;
 pub mod query;
+pub mod replaces;
 pub mod scratch;
 pub mod state;
 pub mod text;

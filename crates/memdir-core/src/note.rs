@@ -111,7 +111,10 @@ pub struct Meta {
     pub source: Option<String>,
     /// How far the content can be trusted.
     pub trust: Option<String>,
-    /// Names of notes this one replaces.
+    /// The notes this one says it replaces (names or `[[links]]`). It marks nothing by itself:
+    /// `memdir consolidate` proposes `superseded_by` on each note it names (see
+    /// [`crate::replaces`]), and the old note's `superseded_by` is what takes it out of the
+    /// index and ranks it lower.
     pub supersedes: Vec<String>,
     /// The note that replaces this one: the target of its `superseded_by: [[link]]` (without
     /// brackets, alias or heading). A superseded note leaves the index and ranks below its

@@ -84,7 +84,8 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
         )));
     }
     let content = memdir_core::text::scrub(content);
-    let stored = if mem.actor().source == memdir::Source::External {
+    let external = mem.actor().source == memdir::Source::External;
+    let stored = if external {
         std::borrow::Cow::Owned(memdir_core::note::mark_external(&content))
     } else {
         std::borrow::Cow::Borrowed(content.as_ref())
@@ -112,9 +113,20 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
             Err(e) => return Err(e),
         }
     };
-    let mut nonblank = content.lines().filter(|l| !l.trim().is_empty());
+    // The reference quotes what was stored, not what was sent: the write's guard may have
+    // redacted a credential, which must not come back into the agent's context from here.
+    let written = match mem.read(path.as_str()) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(_) => String::new(),
+    };
+    let body = if external {
+        memdir_core::note::Note::parse(&written).body
+    } else {
+        written.clone()
+    };
+    let mut nonblank = body.lines().filter(|l| !l.trim().is_empty());
     let first = nonblank.next().map(quote).unwrap_or_default();
-    let last = content
+    let last = body
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
@@ -122,8 +134,8 @@ pub fn offload(mem: &Memory, content: &str, label: Option<&str>) -> Result<Offlo
         .unwrap_or_default();
     Ok(OffloadRef {
         path: path.to_string(),
-        bytes: stored.len(),
-        lines: stored.lines().count(),
+        bytes: written.len(),
+        lines: written.lines().count(),
         first,
         last,
     })

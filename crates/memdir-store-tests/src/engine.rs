@@ -190,6 +190,85 @@ pub fn engine_supersede(h: &impl Harness) {
     );
 }
 
+fn supersede_proposal_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
+    let mem = init(b);
+    let req = |name, description, body| NoteRequest {
+        name,
+        description,
+        kind: Some("project"),
+        tags: &[],
+        expires: None,
+        body,
+        force: false,
+    };
+    mem.note_new(&req(
+        "retry-v1",
+        "the first payment retry rule",
+        "retry every hour\n",
+    ))
+    .unwrap();
+    mem.note_new(&req(
+        "retry-v2",
+        "the payment retry rule now",
+        "This replaces [[retry-v1]]: retry once a day.\n",
+    ))
+    .unwrap();
+    let run = mem
+        .consolidate(&memdir::consolidate::Options::default())
+        .unwrap();
+    let mut out = String::new();
+    for p in &run.proposals {
+        out += &format!("{} {} {:?}\n", p.kind, p.summary, p.evidence);
+    }
+    let listed = mem.proposals().unwrap();
+    for p in &listed {
+        out += &format!(
+            "{} {} by {:?}\n{}",
+            p.kind, p.target, p.superseded_by, p.diff
+        );
+    }
+    let again = mem
+        .consolidate(&memdir::consolidate::Options::default())
+        .unwrap();
+    out += &format!("again: {} new\n", again.proposals.len());
+    let accepted = mem.accept_proposal(&listed[0].id).unwrap();
+    out += &format!("accepted {}\n", accepted.id == listed[0].id);
+    out += &String::from_utf8(mem.read("notes/retry-v1.md").unwrap()).unwrap();
+    out += &String::from_utf8(mem.read("MEMORY.md").unwrap()).unwrap();
+    out += &format!("{} left\n", mem.proposals().unwrap().len());
+    let archived = format!("archive/{}", listed[0].path);
+    out += &format!("archived {}\n", mem.read(&archived).is_ok());
+    out
+}
+
+/// Consolidation proposes to mark a note superseded where a newer note says it replaces it;
+/// accepting the proposal writes the same `superseded_by` as `note supersede`, and files the
+/// proposal away.
+pub fn engine_supersede_proposal(h: &impl Harness) {
+    let story = same_story(h, supersede_proposal_story);
+    assert!(
+        story.starts_with("note-superseded notes/retry-v1.md is superseded by notes/retry-v2.md"),
+        "{story}"
+    );
+    assert!(
+        story.contains("note-superseded notes/retry-v1.md by Some(\"notes/retry-v2.md\")\n"),
+        "{story}"
+    );
+    assert!(
+        story.contains("+superseded_by: \"[[retry-v2]]\"\n"),
+        "{story}"
+    );
+    assert!(story.contains("again: 0 new\n"), "{story}");
+    assert!(story.contains("accepted true\n"), "{story}");
+    assert!(
+        story.contains("created: 2026-11-30\nsuperseded_by: \"[[retry-v2]]\"\n---\n"),
+        "{story}"
+    );
+    assert!(!story.contains("- [retry-v1]"), "{story}");
+    assert!(story.contains("- [retry-v2](notes/retry-v2.md)"), "{story}");
+    assert!(story.ends_with("0 left\narchived true\n"), "{story}");
+}
+
 fn proposals_story(b: Backend, _again: &dyn Fn() -> Backend) -> String {
     let mem = init(b);
     mem.write("core.md", "- one\n").unwrap().done().unwrap();

@@ -97,7 +97,8 @@ macro_rules! store_tests {
             preconditions, preconditions_race, appends_concurrent, lock_excludes_second_instance,
             unicode_names, large_files, tenants_isolated,
             engine_context, engine_notes_and_index, engine_proposals, engine_sweep,
-            engine_undo, engine_search, engine_vectors, engine_forget, engine_supersede
+            engine_undo, engine_search, engine_vectors, engine_forget, engine_supersede,
+            engine_supersede_proposal
         );
     };
     (@each_opt $make:expr; $($name:ident),* $(,)?) => {
@@ -115,7 +116,8 @@ macro_rules! store_tests {
             preconditions, preconditions_race, appends_concurrent, lock_excludes_second_instance,
             unicode_names, large_files, tenants_isolated,
             engine_context, engine_notes_and_index, engine_proposals, engine_sweep,
-            engine_undo, engine_search, engine_vectors, engine_forget, engine_supersede
+            engine_undo, engine_search, engine_vectors, engine_forget, engine_supersede,
+            engine_supersede_proposal
         );
     };
     (@each $make:expr; $($name:ident),* $(,)?) => {

@@ -1278,6 +1278,11 @@ struct ProposalView {
     writer: String,
     reason: String,
     created: String,
+    /// What accepting it does, in words: `core.md changes`, or `notes/a.md is superseded by
+    /// notes/b.md`.
+    what: String,
+    /// The lines that support it (`file:line: text`).
+    evidence: Vec<String>,
     diff: String,
 }
 
@@ -1331,10 +1336,15 @@ async fn review(State(p): State<Page>, headers: HeaderMap, Query(q): Query<DoneQ
             .map_err(|e| engine_error(nav(), &e))?
             .into_iter()
             .map(|pr| ProposalView {
+                what: match &pr.superseded_by {
+                    Some(new) => format!("{} is superseded by {new}", pr.target),
+                    None => format!("{} changes", pr.target),
+                },
                 id: pr.id,
                 writer: pr.writer,
                 reason: pr.reason,
                 created: when(&s.mem, &pr.created),
+                evidence: pr.evidence,
                 diff: pr.diff,
             })
             .collect();

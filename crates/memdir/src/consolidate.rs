@@ -1,7 +1,9 @@
 //! `consolidate`: a slow, careful pass after the agent. It reads the logs since the last run,
 //! core, the notes and state, and writes what it finds as proposals to change core (with the
-//! evidence) and as a dated report, `consolidation/YYYY-MM-DD.md`. It never changes core, notes
-//! or state itself, and content from an external source is never proposed for core.
+//! evidence), proposals to mark a note superseded where another note says it replaces it
+//! ([`memdir_core::replaces`]), and a dated report, `consolidation/YYYY-MM-DD.md`. It never
+//! changes core, notes or state itself, and content from an external source is never proposed
+//! for core.
 //!
 //! The last run's day and what it proposed are remembered in `.memdir/consolidate.json`, so a
 //! second run over the same days proposes nothing new. An optional OpenAI-compatible chat model
@@ -22,6 +24,7 @@ use memdir_core::consolidate::{
 };
 use memdir_core::log::date_of_file_name;
 use memdir_core::path::MemPath;
+use memdir_core::replaces::replaced_notes;
 use memdir_core::state::split_older_than;
 use memdir_core::tokenize::Tokenizer;
 pub use memdir_embed::chat::{ChatError, ChatModel};
@@ -53,7 +56,8 @@ pub struct Options {
 pub struct Proposed {
     /// The proposal's id; `None` on a dry run or when core's cap refused it.
     pub id: Option<String>,
-    /// `core-fact`, `stale-core-line`, `model-addition` or `model-contradiction`.
+    /// `core-fact`, `stale-core-line`, `model-addition`, `model-contradiction` (proposals to
+    /// change core) or `note-superseded` (a proposal to mark a note superseded).
     pub kind: String,
     /// What it proposes, in one line.
     pub summary: String,
@@ -121,8 +125,19 @@ struct Finding {
     summary: String,
     reason: String,
     new_core: Option<String>,
+    /// For `note-superseded`: the notes, instead of a new core.
+    supersede: Option<Supersede>,
     evidence: Vec<Evidence>,
     key: String,
+}
+
+/// A note to propose superseded: its path and text now, the note replacing it and the link its
+/// `superseded_by` would name.
+struct Supersede {
+    old: String,
+    text: String,
+    new: String,
+    link: String,
 }
 
 fn read_state(mem: &Ctx) -> Result<RunState, Error> {
@@ -219,6 +234,7 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
             summary: format!("add \"{}\" (said on {} days)", f.text, f.days),
             reason: format!("the user said it on {} days: {}", f.days, f.text),
             new_core: Some(add_line(&core, &f.text)),
+            supersede: None,
             evidence: f.evidence,
             key: format!("fact:{}", f.key),
         });
@@ -235,6 +251,7 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
                 s.core_line, s.evidence[1].cite
             ),
             new_core: replace_line(&core, s.core_line, &s.replacement),
+            supersede: None,
             evidence: s.evidence,
             key: format!("stale:{}", s.key),
         });
@@ -267,6 +284,35 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
             expires: f.note.meta.expires,
             modified,
             linked: linked.contains(f.path.as_str()),
+        });
+    }
+    // Notes that another note says it replaces: proposals to mark them superseded.
+    let parsed: Vec<(&str, &memdir_core::note::Note)> = files_scanned
+        .iter()
+        .filter(|f| f.is_note)
+        .map(|f| (f.path.as_str(), &f.note))
+        .collect();
+    for x in replaced_notes(&parsed, &resolve, &tok) {
+        let find = |p: &str| files_scanned.iter().find(|f| f.path.as_str() == p);
+        let (Some(old), Some(new)) = (find(&x.old), find(&x.new)) else {
+            continue;
+        };
+        findings.push(Finding {
+            kind: "note-superseded",
+            summary: format!(
+                "{} is superseded by {} ({} says so): mark it",
+                x.old, x.new, x.evidence.cite
+            ),
+            reason: format!("{} replaces {}: {}", x.new, x.old, x.evidence.cite),
+            new_core: None,
+            supersede: Some(Supersede {
+                old: x.old.clone(),
+                text: old.text.clone(),
+                new: x.new.clone(),
+                link: crate::notes::successor_link(new, &resolve),
+            }),
+            key: format!("superseded:{}|{}", x.old, x.new),
+            evidence: vec![x.evidence],
         });
     }
     let index = read_text(store, &MemPath::parse(cx.layout().index_file)?)?.unwrap_or_default();
@@ -332,6 +378,7 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
                                 summary: format!("add \"{text}\" (model)"),
                                 reason: format!("the model read it in the logs: {text}"),
                                 new_core: Some(add_line(&core, &text)),
+                                supersede: None,
                                 key: format!("fact:{}", key_of(&term_set(&tok, &text))),
                                 evidence,
                             }),
@@ -349,6 +396,7 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
                                     evidence.get(1).map(|e| e.cite.as_str()).unwrap_or("")
                                 ),
                                 new_core: replace_line(&core, core_line, &replacement),
+                                supersede: None,
                                 key: format!(
                                     "stale:{}|{}",
                                     evidence[0].text.trim(),
@@ -399,6 +447,30 @@ fn consolidate_as(cx: &Ctx, opts: &Options) -> Result<Report, Error> {
     let mut proposals = Vec::new();
     let mut over_cap = Vec::new();
     for f in keep {
+        if let Some(s) = &f.supersede {
+            let evidence: Vec<String> = f.evidence.iter().map(ToString::to_string).collect();
+            let id = match &tx {
+                None => None,
+                Some(tx) => {
+                    let id = crate::proposals::write_superseded_proposal(
+                        tx,
+                        &crate::guard::reason(cx, &f.reason),
+                        (&s.old, &s.text),
+                        (&s.new, &s.link),
+                        evidence.clone(),
+                    )?;
+                    state.proposed.push(f.key.clone());
+                    Some(id)
+                }
+            };
+            proposals.push(Proposed {
+                id,
+                kind: f.kind.to_string(),
+                summary: f.summary,
+                evidence,
+            });
+            continue;
+        }
         let Some(new_core) = &f.new_core else {
             continue;
         };
@@ -500,7 +572,7 @@ fn render(r: &Report, time: &str) -> String {
         r.new_lines,
         if r.new_lines == 1 { "y" } else { "ies" }
     );
-    s.push_str("\n### Proposed for core\n\n");
+    s.push_str("\n### Proposed for core and notes\n\n");
     if r.proposals.is_empty() {
         s.push_str("Nothing new.\n");
     }

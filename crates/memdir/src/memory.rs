@@ -257,6 +257,15 @@ impl Memory {
         }
     }
 
+    /// This memory, writing under the stricter of its own `[secrets] policy` and `floor`: a
+    /// service's operator sets `floor` for every tenant, and a tenant may be stricter, never
+    /// looser.
+    pub fn with_secrets_at_least(&self, floor: memdir_core::config::SecretPolicy) -> Memory {
+        let mut mem = self.clone();
+        mem.cx.config.secrets.policy = mem.cx.config.secrets.policy.stricter(floor);
+        mem
+    }
+
     /// This memory read and written in the layout `name` (the `--layout` option), whatever
     /// the config says.
     pub fn with_layout(&self, name: LayoutName) -> Memory {

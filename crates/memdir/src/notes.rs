@@ -444,6 +444,30 @@ pub(crate) fn successors<'a>(
 /// Refuses a missing note, a file that is not a note, `old` == `new`, and a cycle (`new` already
 /// superseded by `old`, directly or through a chain).
 pub(crate) fn note_supersede(cx: &Ctx, old: &str, new: &str) -> Result<Superseded, Error> {
+    supersede(cx, old, new, None)
+}
+
+/// More work for the change that supersedes a note, done before it commits: accepting a
+/// proposal files the proposal away in the same change. The change is recorded as `op` (on the
+/// old note's path); when the note already names its successor, a change on `path` does only
+/// this work.
+pub(crate) struct Also<'f> {
+    /// What the change is recorded as.
+    pub(crate) op: &'f str,
+    /// Where a change that only does this work is recorded.
+    pub(crate) path: &'f str,
+    /// The work.
+    pub(crate) work: &'f dyn Fn(&Change<'_>) -> Result<(), Error>,
+}
+
+/// [`note_supersede`], with `also` done in the same change: the one way a note is marked
+/// superseded, by `memdir note supersede` or by accepting a consolidation proposal.
+pub(crate) fn supersede(
+    cx: &Ctx,
+    old: &str,
+    new: &str,
+    also: Option<Also<'_>>,
+) -> Result<Superseded, Error> {
     let files = scan(cx.store(), &cx.layout())?;
     let r = resolver(&files);
     let by_path: std::collections::HashMap<&str, &NoteFile> =
@@ -495,25 +519,23 @@ pub(crate) fn note_supersede(cx: &Ctx, old: &str, new: &str) -> Result<Supersede
             e.line, e.message
         )));
     }
-    // The new note's name when it leads back to it, else its path (which always does).
-    let link = new_f
-        .note
-        .meta
-        .name
-        .clone()
-        .filter(|n| r.resolve(n) == Some(new_p))
-        .unwrap_or_else(|| new_p.strip_suffix(".md").unwrap_or(new_p).to_string());
     let mut done = Superseded {
         old: old_p.to_string(),
         new: new_p.to_string(),
-        link,
+        link: successor_link(new_f, &r),
         changed: false,
     };
     if successor(old_f, &r) == Some(new_p) {
+        if let Some(a) = also {
+            let tx = crate::change::begin(cx, a.op, a.path)?;
+            (a.work)(&tx)?;
+            tx.commit()?;
+        }
         return Ok(done);
     }
     let p = old_f.path.clone();
-    let mut tx = crate::change::begin(cx, "note supersede", p.as_str())?
+    let op = also.as_ref().map_or("note supersede", |a| a.op);
+    let mut tx = crate::change::begin(cx, op, p.as_str())?
         .default_reason(format!("superseded by [[{}]]", done.link));
     let _lock = tx.lock(LockName::File(&p))?;
     let (bytes, version) = cx.store().read_versioned(&p)?;
@@ -530,9 +552,24 @@ pub(crate) fn note_supersede(cx: &Ctx, old: &str, new: &str) -> Result<Supersede
         Some(written) => crate::files::applied_anyway(cx, &mut tx, &p, &updated, written)?,
         None => drop(tx.write_if(&p, updated.as_bytes(), &pre)?),
     }
+    if let Some(a) = also {
+        (a.work)(&tx)?;
+    }
     tx.commit()?;
     done.changed = true;
     Ok(done)
+}
+
+/// The link a note superseded by `new` names it with: its name when that leads back to it,
+/// else its path without `.md` (which always does).
+pub(crate) fn successor_link(new: &NoteFile, r: &Resolver) -> String {
+    let new_p = new.path.as_str();
+    new.note
+        .meta
+        .name
+        .clone()
+        .filter(|n| r.resolve(n) == Some(new_p))
+        .unwrap_or_else(|| new_p.strip_suffix(".md").unwrap_or(new_p).to_string())
 }
 
 /// A note and the notes around it, for context in one call: its outgoing links and its

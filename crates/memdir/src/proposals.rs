@@ -4,6 +4,11 @@
 //! A proposal is a reviewable Markdown file, `proposals/<id>.md`: a small header, the diff, and
 //! the full proposed content in a fenced block. `memdir review accept ID` applies it (if core has
 //! not changed since) and `reject` drops it; either way the file moves to `archive/proposals/`.
+//!
+//! A proposal of kind [`NOTE_SUPERSEDED`] (made by `memdir consolidate`) proposes instead that
+//! one note is superseded by another: it holds the two notes and the diff of the old note's
+//! frontmatter, and accepting it marks the note through [`crate::notes::supersede`], the
+//! function `memdir note supersede` runs, in the change that files the proposal away.
 
 use crate::change::Change;
 use crate::ctx::Ctx;
@@ -18,27 +23,40 @@ use serde::Serialize;
 /// The folder that holds proposals.
 pub const PROPOSALS_DIR: &str = "proposals";
 
-/// A pending change to core memory.
+/// The kind of a proposal to change core (a file without a `kind` key is one).
+pub const CORE: &str = "core";
+
+/// The kind of a proposal that a note is superseded by another.
+pub const NOTE_SUPERSEDED: &str = "note-superseded";
+
+/// A pending change for a person to review: to core memory, or a note superseded.
 #[derive(Debug, Clone, Serialize)]
 pub struct Proposal {
     /// Its id (the file stem).
     pub id: String,
     /// Its file.
     pub path: String,
+    /// [`CORE`] or [`NOTE_SUPERSEDED`].
+    pub kind: String,
+    /// The file it changes: core's, or the note to mark superseded.
+    pub target: String,
+    /// For [`NOTE_SUPERSEDED`]: the note that replaces `target`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
     /// Who proposed it.
     pub writer: String,
     /// Why, when given.
     pub reason: String,
     /// When, RFC 3339.
     pub created: String,
-    /// Core's version the proposal was made against.
+    /// The target's version the proposal was made against.
     pub base: String,
     /// The unified diff.
     pub diff: String,
     /// The lines that support the change (`file:line: text`), so a person can check it in one
     /// look; empty for a change an agent asked for.
     pub evidence: Vec<String>,
-    /// The full proposed content of core.md.
+    /// The full proposed content of core.md (empty for [`NOTE_SUPERSEDED`]).
     #[serde(skip)]
     pub content: String,
 }
@@ -59,6 +77,9 @@ fn one_line(s: &str) -> String {
 
 /// Renders a proposal file.
 fn render(p: &Proposal, core_file: &str) -> String {
+    if p.kind == NOTE_SUPERSEDED {
+        return render_superseded(p);
+    }
     let longest = p
         .content
         .lines()
@@ -97,6 +118,32 @@ fn render(p: &Proposal, core_file: &str) -> String {
     )
 }
 
+/// Renders a proposal that a note is superseded: no proposed content, since accepting it
+/// rewrites the note as it is then.
+fn render_superseded(p: &Proposal) -> String {
+    let evidence: String = p
+        .evidence
+        .iter()
+        .map(|e| format!("- {}\n", one_line(e)))
+        .collect();
+    let successor = p.superseded_by.as_deref().unwrap_or_default();
+    format!(
+        "---\nid: {}\nkind: {NOTE_SUPERSEDED}\ntarget: {}\nsuperseded_by: {successor}\nwriter: {}\nreason: {}\ncreated: {}\nbase: {}\n---\n\
+         # Proposed: {} is superseded by {successor}\n\nReview with `memdir review accept {}` or `memdir review reject {}`.\n\n\
+         ## Evidence\n\n{evidence}\n## Diff\n\n```diff\n{}```\n",
+        p.id,
+        p.target,
+        p.writer,
+        one_line(&p.reason),
+        p.created,
+        p.base,
+        p.target,
+        p.id,
+        p.id,
+        p.diff,
+    )
+}
+
 /// Parses a proposal file; `None` when it is not one.
 fn parse(id: &str, path: &str, text: &str) -> Option<Proposal> {
     let rest = text.strip_prefix("---\n")?;
@@ -107,12 +154,22 @@ fn parse(id: &str, path: &str, text: &str) -> Option<Proposal> {
             .unwrap_or_default()
             .to_string()
     };
-    let after = body.split_once("\n## Proposed content\n\n")?.1;
-    let (fence_line, content) = after.split_once('\n')?;
-    let fence = fence_line.strip_suffix("markdown")?;
-    let end = content
-        .rfind(&format!("{fence}\n"))
-        .or_else(|| content.rfind(fence))?;
+    let kind = match field("kind") {
+        k if k.is_empty() => CORE.to_string(),
+        k => k,
+    };
+    // A proposal of another kind holds no proposed content; a core one must.
+    let content = if kind == CORE {
+        let after = body.split_once("\n## Proposed content\n\n")?.1;
+        let (fence_line, content) = after.split_once('\n')?;
+        let fence = fence_line.strip_suffix("markdown")?;
+        let end = content
+            .rfind(&format!("{fence}\n"))
+            .or_else(|| content.rfind(fence))?;
+        content[..end].to_string()
+    } else {
+        String::new()
+    };
     let diff = body
         .split_once("## Diff\n\n```diff\n")
         .and_then(|(_, d)| d.split_once("```\n"))
@@ -129,16 +186,20 @@ fn parse(id: &str, path: &str, text: &str) -> Option<Proposal> {
                 .collect()
         })
         .unwrap_or_default();
+    let successor = field("superseded_by");
     Some(Proposal {
         id: id.to_string(),
         path: path.to_string(),
+        target: field("target"),
+        superseded_by: (!successor.is_empty()).then_some(successor),
+        kind,
         writer: field("writer"),
         reason: field("reason"),
         created: field("created"),
         base: field("base"),
         diff,
         evidence,
-        content: content[..end].to_string(),
+        content,
     })
 }
 
@@ -218,15 +279,10 @@ pub(crate) fn write_proposal_with(
     evidence: Vec<String>,
 ) -> Result<String, Error> {
     let cx = tx.cx();
-    let now = cx.clock().now();
     let writer = &cx.actor().writer;
     let base = Version::of(current.as_bytes()).to_string();
-    let tag: String = Version::of(new.as_bytes())
-        .as_str()
-        .chars()
-        .take(6)
-        .collect();
-    let id = format!("{}-{}-{tag}", now.strftime("%Y%m%d-%H%M%S"), slug(writer));
+    let now = cx.clock().now();
+    let id = new_id(cx, &now, new.as_bytes());
     let diff = similar::TextDiff::from_lines(current, new)
         .unified_diff()
         .context_radius(2)
@@ -235,6 +291,9 @@ pub(crate) fn write_proposal_with(
     let p = Proposal {
         id: id.clone(),
         path: format!("{PROPOSALS_DIR}/{id}.md"),
+        kind: CORE.to_string(),
+        target: cx.core_file().to_string(),
+        superseded_by: None,
         writer: writer.clone(),
         reason: reason.to_string(),
         created: cx.clock().local(now.timestamp()),
@@ -242,6 +301,56 @@ pub(crate) fn write_proposal_with(
         diff,
         evidence,
         content: new.to_string(),
+    };
+    tx.write(
+        &MemPath::parse_file(&p.path)?,
+        render(&p, cx.core_file()).as_bytes(),
+    )?;
+    Ok(id)
+}
+
+/// A new proposal's id: `YYYYMMDD-HHMMSS-<writer>-<6 hex of what it proposes>`.
+fn new_id(cx: &Ctx, now: &jiff::ZonedDateTime, proposed: &[u8]) -> String {
+    let tag: String = Version::of(proposed).as_str().chars().take(6).collect();
+    format!(
+        "{}-{}-{tag}",
+        now.strftime("%Y%m%d-%H%M%S"),
+        slug(&cx.actor().writer)
+    )
+}
+
+/// Saves a proposal that the note `old` is superseded by the note `new` (paths), giving
+/// `reason`, citing `evidence`, with `text` the old note as it is now and `link` what its
+/// `superseded_by` would name; returns its id.
+pub(crate) fn write_superseded_proposal(
+    tx: &Change<'_>,
+    reason: &str,
+    (old, text): (&str, &str),
+    (new, link): (&str, &str),
+    evidence: Vec<String>,
+) -> Result<String, Error> {
+    let cx = tx.cx();
+    let updated = memdir_core::note::mark_superseded(text, link);
+    let now = cx.clock().now();
+    let id = new_id(cx, &now, format!("{old}\n{new}").as_bytes());
+    let diff = similar::TextDiff::from_lines(text, &updated)
+        .unified_diff()
+        .context_radius(2)
+        .header(old, old)
+        .to_string();
+    let p = Proposal {
+        id: id.clone(),
+        path: format!("{PROPOSALS_DIR}/{id}.md"),
+        kind: NOTE_SUPERSEDED.to_string(),
+        target: old.to_string(),
+        superseded_by: Some(new.to_string()),
+        writer: cx.actor().writer.clone(),
+        reason: reason.to_string(),
+        created: cx.clock().local(now.timestamp()),
+        base: Version::of(text.as_bytes()).to_string(),
+        diff,
+        evidence,
+        content: String::new(),
     };
     tx.write(
         &MemPath::parse_file(&p.path)?,
@@ -282,20 +391,48 @@ fn proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
         })
 }
 
-/// Applies a proposal as the user would, then deletes it. Refused if core changed since.
+/// Applies a proposal as the user would, then deletes it. A change to core is refused if core
+/// changed since; a note superseded is marked as `memdir note supersede` marks it.
 pub(crate) fn accept_proposal(cx: &Ctx, id: &str) -> Result<Proposal, Error> {
     let p = proposal(cx, id)?;
     let reason = match p.reason.trim() {
         "" => format!("accept proposal {id} by {}", p.writer),
         r => format!("accept proposal {id} by {}: {r}", p.writer),
     };
-    let user = cx
+    let person = cx
         .with_actor(Actor {
             writer: cx.actor().writer.clone(),
             source: Source::User,
         })
-        .with_reason(Some(&reason))
-        .with_base(Some(&p.base));
+        .with_reason(Some(&reason));
+    match p.kind.as_str() {
+        CORE => {}
+        NOTE_SUPERSEDED => {
+            let Some(new) = p.superseded_by.as_deref() else {
+                return Err(Error::Invalid(format!(
+                    "proposal {id} names no note in superseded_by: reject it"
+                )));
+            };
+            let file_away = |tx: &Change<'_>| file_away(tx, &p);
+            crate::notes::supersede(
+                &person,
+                &p.target,
+                new,
+                Some(crate::notes::Also {
+                    op: "review accept",
+                    path: &p.path,
+                    work: &file_away,
+                }),
+            )?;
+            return Ok(p);
+        }
+        other => {
+            return Err(Error::Invalid(format!(
+                "proposal {id} is of kind {other:?}, which this memdir does not know: reject it, or upgrade memdir"
+            )));
+        }
+    }
+    let user = person.with_base(Some(&p.base));
     let core_file = cx.core_file();
     let tx = crate::change::begin(&user, "review accept", core_file)?;
     let core = MemPath::parse_file(core_file)?;
@@ -363,6 +500,9 @@ mod tests {
         let p = Proposal {
             id: "20261130-091500-bot-abc123".into(),
             path: "proposals/20261130-091500-bot-abc123.md".into(),
+            kind: CORE.into(),
+            target: "core.md".into(),
+            superseded_by: None,
             writer: "bot".into(),
             reason: "tidy".into(),
             created: "2026-11-30T09:15:00Z".into(),
@@ -387,6 +527,34 @@ mod tests {
         let q = parse(&plain.id, &plain.path, &render(&plain, "core.md")).unwrap();
         assert!(q.evidence.is_empty());
         assert_eq!(q.diff, plain.diff);
+        assert_eq!((q.kind.as_str(), q.target.as_str()), (CORE, "core.md"));
+    }
+
+    #[test]
+    fn a_superseded_proposal_round_trips_without_content() {
+        let p = Proposal {
+            id: "20261130-091500-consolidate-abc123".into(),
+            path: "proposals/20261130-091500-consolidate-abc123.md".into(),
+            kind: NOTE_SUPERSEDED.into(),
+            target: "notes/retry-v1.md".into(),
+            superseded_by: Some("notes/retry-v2.md".into()),
+            writer: "consolidate".into(),
+            reason: "notes/retry-v2.md replaces it".into(),
+            created: "2026-11-30T09:15:00+00:00".into(),
+            base: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".into(),
+            diff: "@@ -1,2 +1,3 @@\n name: retry-v1\n+superseded_by: \"[[retry-v2]]\"\n".into(),
+            evidence: vec!["notes/retry-v2.md:5: This replaces [[retry-v1]].".into()],
+            content: String::new(),
+        };
+        let text = render(&p, "core.md");
+        assert!(text.contains("\nkind: note-superseded\ntarget: notes/retry-v1.md\nsuperseded_by: notes/retry-v2.md\n"), "{text}");
+        let q = parse(&p.id, &p.path, &text).unwrap();
+        assert_eq!(q.kind, NOTE_SUPERSEDED);
+        assert_eq!(q.target, p.target);
+        assert_eq!(q.superseded_by, p.superseded_by);
+        assert_eq!(q.evidence, p.evidence);
+        assert_eq!(q.diff, p.diff);
+        assert!(q.content.is_empty());
     }
 
     #[test]

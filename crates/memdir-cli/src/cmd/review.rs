@@ -3,7 +3,8 @@
 use crate::env::Env;
 use crate::ui::{CliResult, out, out_json};
 
-/// List proposals to change core memory, or accept or reject one.
+/// List proposals (to change core memory, or to mark a note superseded), or accept or reject
+/// one.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  memdir review\n  memdir review accept 20261130-091500-claude-1a2b3c\n  memdir review reject 20261130-091500-claude-1a2b3c"
@@ -20,7 +21,7 @@ pub struct Args {
 /// A review decision.
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
-    /// Apply the proposal to core.md and remove it.
+    /// Apply the proposal (to core.md, or mark the note superseded) and remove it.
     Accept {
         /// The proposal id.
         id: String,
@@ -38,10 +39,16 @@ pub fn run(a: Args, env: &Env) -> CliResult {
     match a.action {
         Some(Action::Accept { id }) => {
             let p = mem.accept_proposal(&id)?;
-            out(&format!(
-                "accepted {} from {}: core.md updated",
-                p.id, p.writer
-            ))
+            match &p.superseded_by {
+                Some(new) => out(&format!(
+                    "accepted {} from {}: {} is superseded by {new}",
+                    p.id, p.writer, p.target
+                )),
+                None => out(&format!(
+                    "accepted {} from {}: {} updated",
+                    p.id, p.writer, p.target
+                )),
+            }
         }
         Some(Action::Reject { id }) => {
             let p = mem.reject_proposal(&id)?;
@@ -70,6 +77,12 @@ pub fn run(a: Args, env: &Env) -> CliResult {
                         &p.reason
                     }
                 ));
+                if let Some(new) = &p.superseded_by {
+                    text.push_str(&format!(
+                        "    proposes: {} is superseded by {new}\n",
+                        p.target
+                    ));
+                }
                 for e in &p.evidence {
                     text.push_str(&format!("    evidence: {e}\n"));
                 }

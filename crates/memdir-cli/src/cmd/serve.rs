@@ -110,6 +110,9 @@ struct Operator {
     jobs: JobsSettings,
     /// The chat model of the service's scheduled consolidation.
     consolidate: ConsolidateModel,
+    /// What a write does with a credential, at least, in every tenant (`policy`, `redact` by
+    /// default): a tenant's own `[secrets]` may be stricter, never looser.
+    secrets: memdir_core::config::SecretsConfig,
 }
 
 /// `[jobs]`: what the service runs for every tenant on a schedule.
@@ -439,6 +442,7 @@ fn run_service(a: Args, env: &Env) -> CliResult {
         None
     };
     let quota = op.quota;
+    let secrets = op.secrets.policy;
     let clock = env.clock.clone();
     let cache = crate::dirs::cache_home().map(|c| {
         c.join("memdir")
@@ -462,7 +466,9 @@ fn run_service(a: Args, env: &Env) -> CliResult {
                 .map_err(|e| e.to_string())?,
             quota,
         );
-        let mut mem = Memory::open_backend(backend, clock.clone()).map_err(|e| e.to_string())?;
+        let mut mem = Memory::open_backend(backend, clock.clone())
+            .map_err(|e| e.to_string())?
+            .with_secrets_at_least(secrets);
         if let Some(c) = &cache
             && !is_folder
         {
