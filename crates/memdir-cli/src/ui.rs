@@ -65,7 +65,7 @@ impl From<memdir::Error> for CliError {
         let code = match e.kind() {
             ErrorKind::NotFound => exit::NOT_FOUND,
             ErrorKind::Invalid | ErrorKind::Conflict => exit::INVALID,
-            ErrorKind::Backend => exit::FAILURE,
+            ErrorKind::Unavailable => exit::FAILURE,
         };
         CliError {
             message: e.to_string(),

@@ -1273,6 +1273,7 @@ fn a_folder_root_runs_no_jobs_and_says_so() {
     assert_eq!(counter(&s, "memdir_jobs_consolidations_total"), 0);
     assert_eq!(runs(&s, &alice), 0);
     assert!(!root.join("tenants/alice/consolidation").exists());
+}
 
 /// One tool call over the service's MCP endpoint as tenant `token` (initialize, initialized,
 /// then the call): the result's text and `isError`.

@@ -51,7 +51,7 @@ pub struct Dir(pub std::path::PathBuf);
 
 impl Dir {
     fn err(&self, what: &str, name: &str, e: io::Error) -> memdir_store::StoreError {
-        memdir_store::StoreError::Backend(format!(
+        memdir_store::StoreError::Unavailable(format!(
             "cannot {what} the gates' {name} in {}: {e}",
             self.0.display()
         ))

@@ -80,7 +80,7 @@ impl FolderStore {
                 "memory folder {} does not exist: run `memdir init` first",
                 root.display()
             )),
-            _ => StoreError::Backend(format!("cannot open memory folder {}: {e}", root.display())),
+            _ => StoreError::Unavailable(format!("cannot open memory folder {}: {e}", root.display())),
         })?;
         Ok(FolderStore {
             root: dir,
@@ -92,7 +92,7 @@ impl FolderStore {
     /// Creates the folder (and its parents) if needed, then opens it.
     pub fn create(root: &Path) -> Result<FolderStore, StoreError> {
         std::fs::create_dir_all(root).map_err(|e| {
-            StoreError::Backend(format!(
+            StoreError::Unavailable(format!(
                 "cannot create memory folder {}: {e}",
                 root.display()
             ))
@@ -155,7 +155,7 @@ impl FolderStore {
         self.root
             .create_dir_all(META_DIR)
             .and_then(|_| self.root.open_dir(META_DIR))
-            .map_err(|e| StoreError::Backend(format!("cannot open {META_DIR}/: {e}")))
+            .map_err(|e| StoreError::Unavailable(format!("cannot open {META_DIR}/: {e}")))
     }
 }
 
@@ -249,7 +249,7 @@ fn io_err_str(e: io::Error, path: &str) -> StoreError {
                 "{path} leads outside the memory folder (through a symlink): refused"
             ))
         }
-        _ => StoreError::Backend(format!("{path}: {e}")),
+        _ => StoreError::Unavailable(format!("{path}: {e}")),
     }
 }
 
@@ -692,16 +692,16 @@ impl FolderStore {
         let taken = (|| {
             let meta = self.meta_dir()?;
             meta.create_dir_all("locks")
-                .map_err(|e| StoreError::Backend(format!("cannot create lock folder: {e}")))?;
+                .map_err(|e| StoreError::Unavailable(format!("cannot create lock folder: {e}")))?;
             let f = meta
                 .open_with(
                     format!("locks/{file}"),
                     OpenOptions::new().write(true).create(true).truncate(false),
                 )
-                .map_err(|e| StoreError::Backend(format!("cannot open lock {name}: {e}")))?
+                .map_err(|e| StoreError::Unavailable(format!("cannot open lock {name}: {e}")))?
                 .into_std();
             f.lock()
-                .map_err(|e| StoreError::Backend(format!("cannot take lock {name}: {e}")))?;
+                .map_err(|e| StoreError::Unavailable(format!("cannot take lock {name}: {e}")))?;
             Ok(f)
         })();
         taken.map(|f| FileLock {

@@ -36,7 +36,7 @@ fn now_ms() -> i64 {
 }
 
 fn io_err(what: &str, path: &Path, e: std::io::Error) -> StoreError {
-    StoreError::Backend(format!("cannot {what} {}: {e}", path.display()))
+    StoreError::Unavailable(format!("cannot {what} {}: {e}", path.display()))
 }
 
 fn no_tenant(name: &str) -> StoreError {
@@ -81,7 +81,7 @@ impl FolderTenants {
         let path = self.registry_path();
         match std::fs::read(&path) {
             Ok(b) => serde_json::from_slice(&b).map_err(|e| {
-                StoreError::Backend(format!(
+                StoreError::Unavailable(format!(
                     "the tenant registry {} is not valid: {e}",
                     path.display()
                 ))
@@ -113,7 +113,7 @@ impl FolderTenants {
         let out = f(&mut reg)?;
         reg.version = 1;
         let mut bytes = serde_json::to_vec_pretty(&reg)
-            .map_err(|e| StoreError::Backend(format!("cannot encode the tenant registry: {e}")))?;
+            .map_err(|e| StoreError::Unavailable(format!("cannot encode the tenant registry: {e}")))?;
         bytes.push(b'\n');
         let path = self.registry_path();
         crate::atomic::write(&path, &bytes).map_err(|e| io_err("write", &path, e))?;

@@ -547,7 +547,7 @@ async fn file(
             let status = match e.kind() {
                 memdir::ErrorKind::NotFound => StatusCode::NOT_FOUND,
                 memdir::ErrorKind::Invalid => StatusCode::BAD_REQUEST,
-                memdir::ErrorKind::Backend => StatusCode::SERVICE_UNAVAILABLE,
+                memdir::ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
                 _ => StatusCode::CONFLICT,
             };
             error_json(status, e.to_string())

@@ -20,7 +20,7 @@ pub const TOKEN_PREFIX: &str = "mdt_";
 pub fn new_token() -> Result<String, StoreError> {
     let mut b = [0u8; 32];
     getrandom::fill(&mut b).map_err(|e| {
-        StoreError::Backend(format!("no randomness from the operating system: {e}"))
+        StoreError::Unavailable(format!("no randomness from the operating system: {e}"))
     })?;
     let mut s = String::with_capacity(TOKEN_PREFIX.len() + 64);
     s.push_str(TOKEN_PREFIX);

@@ -536,7 +536,7 @@ impl Tools {
     /// changed through them, whatever source the memory was opened with.
     pub fn new(mem: Arc<Memory>) -> Tools {
         Tools {
-            mem: Arc::new(mem.for_agent()),
+            mem: Arc::new(mem.without_person_powers()),
             admission: None,
         }
     }

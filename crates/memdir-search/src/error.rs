@@ -10,8 +10,14 @@ pub enum Error {
     /// embedder for a mode that needs one.
     #[error("{0}")]
     Invalid(String),
-    /// The store, or an index kept in SQLite, failed or disagrees (a stale vector index is a
+    /// The store, or the vector index, failed or disagrees (a stale vector index is a
     /// [`StoreError::Conflict`]).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The keyword index failed or is damaged; the message says how to rebuild it.
+    #[error("{0}")]
+    Index(String),
+    /// The embedder failed or answered wrongly.
+    #[error("{0}")]
+    Embed(String),
 }

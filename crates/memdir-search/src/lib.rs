@@ -573,9 +573,9 @@ impl Searcher<'_> {
                         Ok(()) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                         Err(e) => {
-                            return Err(Error::Store(memdir_store::StoreError::Backend(format!(
+                            return Err(Error::Index(format!(
                                 "could not remove .memdir/{base}{suffix} after forget ({e}): delete it by hand, it may hold what was forgotten"
-                            ))));
+                            )));
                         }
                     }
                 }

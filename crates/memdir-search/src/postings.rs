@@ -585,10 +585,10 @@ pub(crate) fn top_lines(
 }
 
 fn damaged() -> Error {
-    Error::Store(memdir_store::store::StoreError::Backend(format!(
+    Error::Index(format!(
         "search index: a posting list is damaged; delete .memdir/{} to rebuild it",
         super::sqlite::KEYWORD_DB
-    )))
+    ))
 }
 
 fn file_first_row(conn: &Connection, id: i64) -> Result<i64, Error> {

@@ -8,7 +8,7 @@ pub(crate) const KEYWORD_DB: &str = "search.sqlite";
 
 /// A failure of the keyword index, saying how to recover.
 pub(crate) fn db_err(e: rusqlite::Error) -> Error {
-    Error::Store(memdir_store::store::StoreError::Backend(format!(
+    Error::Index(format!(
         "search index: {e}; delete .memdir/{KEYWORD_DB} to rebuild it"
-    )))
+    ))
 }

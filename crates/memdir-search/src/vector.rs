@@ -74,13 +74,13 @@ fn db_err(e: rusqlite::Error) -> Error {
 }
 
 fn store_err(e: rusqlite::Error) -> StoreError {
-    StoreError::Backend(format!(
+    StoreError::Unavailable(format!(
         "vector index: {e}; run `memdir reindex` or delete .memdir/{VECTOR_FILE}"
     ))
 }
 
 fn embed_err(e: memdir_embed::EmbedError) -> Error {
-    Error::Store(StoreError::Backend(e.to_string()))
+    Error::Embed(e.to_string())
 }
 
 /// Reports indexing progress: `(chunks embedded so far, chunks to embed)`.
@@ -222,7 +222,7 @@ impl Searcher<'_> {
                 Err(e) => {
                     let line = e.to_string();
                     failed = Some(e);
-                    Err(StoreError::Backend(line))
+                    Err(StoreError::Unavailable(line))
                 }
             },
         );
@@ -455,7 +455,7 @@ impl VectorStore for SqliteVectors {
         let filled = SqliteVectors::create(&tmp, true)
             .map_err(|e| match e {
                 Error::Store(e) => e,
-                other => StoreError::Backend(other.to_string()),
+                other => StoreError::Unavailable(other.to_string()),
             })
             .and_then(|fresh| fill(&fresh));
         if let Err(e) = filled {
@@ -466,7 +466,7 @@ impl VectorStore for SqliteVectors {
         let _ = std::fs::remove_file(path.with_file_name(format!("{VECTOR_FILE}-journal")));
         memdir_folder::atomic::replace_with(&tmp, path).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            StoreError::Backend(format!(
+            StoreError::Unavailable(format!(
                 "cannot swap in the new vector index {}: {e}",
                 path.display()
             ))
@@ -617,9 +617,9 @@ pub(crate) fn sync(
             embedder.embed(&texts).map_err(embed_err)?
         };
         if vectors.len() != texts.len() {
-            return Err(Error::Store(StoreError::Backend(
+            return Err(Error::Embed(
                 "the embedder returned the wrong number of vectors".to_string(),
-            )));
+            ));
         }
         if start == 0 {
             record_model(index, embedder, vectors.first().map(Vec::len))?;

@@ -91,13 +91,13 @@ fn change_id(tenant: &str, seq: i64, stored: Option<String>) -> String {
 }
 
 fn corrupt(what: &str) -> StoreError {
-    StoreError::Backend(format!(
+    StoreError::Unavailable(format!(
         "postgresql: {what}: the history rows do not fit the files"
     ))
 }
 
 fn decode(bytes: &[u8]) -> Result<Vec<Rev>, StoreError> {
-    delta::decode(bytes).map_err(|e| StoreError::Backend(format!("postgresql: {e}")))
+    delta::decode(bytes).map_err(|e| StoreError::Unavailable(format!("postgresql: {e}")))
 }
 
 /// `path` is `dir` or lies under it (`dir` empty: everything).
@@ -678,7 +678,7 @@ impl Db {
         let mut out = Vec::with_capacity(touched.len());
         for (p, before, after) in touched {
             let path = MemPath::parse_file(&p)
-                .map_err(|e| StoreError::Backend(format!("postgresql: stored path: {e}")))?;
+                .map_err(|e| StoreError::Unavailable(format!("postgresql: stored path: {e}")))?;
             if before != after {
                 out.push(FileChange {
                     path,
@@ -730,7 +730,7 @@ impl Db {
         let mut out = Changes::new();
         for (p, before, after) in touched {
             let path = MemPath::parse_file(&p)
-                .map_err(|e| StoreError::Backend(format!("postgresql: stored path: {e}")))?;
+                .map_err(|e| StoreError::Unavailable(format!("postgresql: stored path: {e}")))?;
             if let Some(want) = memdir_core::diff::undo_file(before, after, now.remove(&p))
                 .map_err(|_| conflict())?
             {

@@ -162,8 +162,8 @@ fn check_tenant(t: &str) -> Result<(), StoreError> {
 /// A database error in the store's neutral words, with PostgreSQL's own message when it has one.
 pub(crate) fn db_err(e: tokio_postgres::Error) -> StoreError {
     match e.as_db_error() {
-        Some(d) => StoreError::Backend(format!("postgresql: {}", d.message())),
-        None => StoreError::Backend(format!("postgresql: {e}")),
+        Some(d) => StoreError::Unavailable(format!("postgresql: {}", d.message())),
+        None => StoreError::Unavailable(format!("postgresql: {e}")),
     }
 }
 
@@ -198,7 +198,7 @@ pub(crate) fn create_database(config: &tokio_postgres::Config) -> Result<(), Sto
     admin.dbname("postgres");
     Bridge::new("memdir-pg", "postgresql")?.run(async move {
         let (client, conn) = admin.connect(NoTls).await.map_err(|e| {
-            StoreError::Backend(format!(
+            StoreError::Unavailable(format!(
                 "the database {name:?} does not exist and cannot be created: {}",
                 db_message(&e)
             ))
@@ -215,7 +215,7 @@ pub(crate) fn create_database(config: &tokio_postgres::Config) -> Result<(), Sto
             Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::DUPLICATE_DATABASE) => {
                 Ok(())
             }
-            Err(e) => Err(StoreError::Backend(format!(
+            Err(e) => Err(StoreError::Unavailable(format!(
                 "the database {name:?} does not exist and cannot be created: {}",
                 db_message(&e)
             ))),
@@ -243,7 +243,7 @@ fn pool_message(e: deadpool_postgres::PoolError) -> String {
 fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
     match e {
         deadpool_postgres::PoolError::Backend(e) => db_err(e),
-        e => StoreError::Backend(format!("postgresql: cannot get a connection: {e}")),
+        e => StoreError::Unavailable(format!("postgresql: cannot get a connection: {e}")),
     }
 }
 
@@ -400,7 +400,7 @@ impl PgStore {
     {
         let out = self.bridge.run(f(self.db.clone()));
         // A database error inside a change has aborted its transaction: it cannot commit.
-        if let Err(e @ StoreError::Backend(_)) = &out
+        if let Err(e @ StoreError::Unavailable(_)) = &out
             && let Some(h) = self.db.held_by(std::thread::current().id())
         {
             h.fail(e);
@@ -429,7 +429,7 @@ pub(crate) fn pool_sized(connect: &str, size: usize) -> Result<(Pool, Arc<Bridge
         .wait_timeout(Some(Duration::from_secs(60)))
         .create_timeout(Some(Duration::from_secs(10)))
         .build()
-        .map_err(|e| StoreError::Backend(format!("postgresql: {e}")))?;
+        .map_err(|e| StoreError::Unavailable(format!("postgresql: {e}")))?;
     let p = pool.clone();
     let no_db = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = no_db.clone();
@@ -440,7 +440,7 @@ pub(crate) fn pool_sized(connect: &str, size: usize) -> Result<(Pool, Arc<Bridge
             {
                 flag.store(true, std::sync::atomic::Ordering::Relaxed);
             }
-            StoreError::Backend(format!(
+            StoreError::Unavailable(format!(
                 "cannot connect to postgresql: {}: is the server running and the URL right?",
                 pool_message(e)
             ))
@@ -949,7 +949,7 @@ impl Store for PgStore {
             }
             for (p, stamp) in stamps {
                 let path = MemPath::parse(&p).map_err(|e| {
-                    StoreError::Backend(format!("postgresql: a stored path is invalid: {e}"))
+                    StoreError::Unavailable(format!("postgresql: a stored path is invalid: {e}"))
                 })?;
                 if !keep(&path) {
                     continue;
@@ -1288,7 +1288,7 @@ impl Locks for PgStore {
 
 fn entry(path: &str, is_dir: bool, size: i64, modified_ms: i64) -> Result<Entry, StoreError> {
     let path = MemPath::parse(path)
-        .map_err(|e| StoreError::Backend(format!("postgresql: a stored path is invalid: {e}")))?;
+        .map_err(|e| StoreError::Unavailable(format!("postgresql: a stored path is invalid: {e}")))?;
     Ok(Entry {
         path,
         kind: if is_dir {
@@ -1368,7 +1368,7 @@ impl PgLock {
                         drop(deadpool_postgres::Object::take(m.into_inner()));
                     }
                     match (failure, ended) {
-                        (Some(e), _) => Err(StoreError::Backend(format!(
+                        (Some(e), _) => Err(StoreError::Unavailable(format!(
                             "the change was rolled back, nothing of it is kept: {e}"
                         ))),
                         (None, Err(e)) => Err(db_err(e)),

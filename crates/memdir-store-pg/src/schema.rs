@@ -322,7 +322,7 @@ async fn current(client: &Client) -> Result<i32, StoreError> {
 
 fn check_known(v: i32) -> Result<(), StoreError> {
     if v > LATEST {
-        return Err(StoreError::Backend(format!(
+        return Err(StoreError::Unavailable(format!(
             "the database's memdir schema is version {v}, newer than this memdir knows ({LATEST}): upgrade memdir"
         )));
     }

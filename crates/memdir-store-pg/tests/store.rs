@@ -370,7 +370,7 @@ fn opening_needs_a_created_tenant_and_a_good_url() {
     );
     let down = "postgres://postgres@127.0.0.1:1/nowhere?tenant=a";
     assert!(
-        matches!(PgStore::open(down), Err(StoreError::Backend(m)) if m.starts_with("cannot connect to postgresql"))
+        matches!(PgStore::open(down), Err(StoreError::Unavailable(m)) if m.starts_with("cannot connect to postgresql"))
     );
 }
 
@@ -393,7 +393,7 @@ fn two_processes_migrating_a_fresh_database_at_once_both_succeed() {
     db.sql("INSERT INTO memdir.migrations VALUES (999, 0)")
         .unwrap();
     assert!(
-        matches!(PgStore::open(&url), Err(StoreError::Backend(m)) if m.contains("newer than this memdir knows"))
+        matches!(PgStore::open(&url), Err(StoreError::Unavailable(m)) if m.contains("newer than this memdir knows"))
     );
 }
 
@@ -495,7 +495,7 @@ fn a_thread_asking_again_for_its_own_lock_gets_an_error_and_file_locks_have_thei
     let b = PgStore::open(&db.url("alice")).unwrap();
     let g = a.lock(LockName::Git).unwrap();
     assert!(
-        matches!(b.lock(LockName::Git), Err(StoreError::Backend(m)) if m.contains("already held by this thread"))
+        matches!(b.lock(LockName::Git), Err(StoreError::Unavailable(m)) if m.contains("already held by this thread"))
     );
     // A file named `git` has a lock of its own.
     let git_file = p("git");

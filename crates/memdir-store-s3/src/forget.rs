@@ -63,7 +63,7 @@ pub(crate) enum Stop {
 }
 
 fn stopped(at: Stop) -> StoreError {
-    StoreError::Backend(format!("s3: forget stopped {at:?} (a test's kill)"))
+    StoreError::Unavailable(format!("s3: forget stopped {at:?} (a test's kill)"))
 }
 
 /// Scrubbed versions of contents, by path and version, with the lines each lost.
@@ -498,7 +498,7 @@ mod tests {
             let listed = t
                 .list_versions("memories")
                 .await
-                .map_err(StoreError::Backend)?;
+                .map_err(StoreError::Unavailable)?;
             let mut hits = Vec::new();
             for v in listed.versions {
                 if let Some(b) = t.get_version(&v).await?

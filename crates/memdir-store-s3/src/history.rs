@@ -137,7 +137,7 @@ impl Tenant {
             .and_then(|r| r.strip_prefix('/'))
             .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit()));
         if !valid {
-            return Err(StoreError::Backend(format!(
+            return Err(StoreError::Unavailable(format!(
                 "s3: the history head ({HEAD}) is damaged: it names {dir:?}"
             )));
         }
@@ -203,12 +203,12 @@ impl Tenant {
             return Ok(r.clone());
         }
         let Some((body, _)) = self.get(key).await? else {
-            return Err(StoreError::Backend(format!(
+            return Err(StoreError::Unavailable(format!(
                 "s3: the history entry {key} vanished while it was read"
             )));
         };
         let r: Arc<Record> = Arc::new(serde_json::from_slice(&body).map_err(|e| {
-            StoreError::Backend(format!("s3: a history entry ({key}) is damaged: {e}"))
+            StoreError::Unavailable(format!("s3: a history entry ({key}) is damaged: {e}"))
         })?);
         seen()
             .lock()
@@ -222,7 +222,7 @@ impl Tenant {
         let key = self.state_key(&format!("blobs/{v}"))?;
         match self.get(&key).await? {
             Some((b, _)) => Ok(Some(b.to_vec())),
-            None => Err(StoreError::Backend(format!(
+            None => Err(StoreError::Unavailable(format!(
                 "s3: the content of version {} is missing from the history",
                 v.get(..12).unwrap_or(v)
             ))),
@@ -307,7 +307,7 @@ impl Tenant {
     /// taken.
     pub(crate) async fn put_record(&self, dir: &str, record: &Record) -> Result<bool, StoreError> {
         let body = serde_json::to_vec(record)
-            .map_err(|e| StoreError::Backend(format!("s3: cannot write history: {e}")))?;
+            .map_err(|e| StoreError::Unavailable(format!("s3: cannot write history: {e}")))?;
         let key = self.state_key(&format!("{dir}/{:019}-{}", TOP - record.seq, record.id))?;
         Ok(matches!(
             self.put(&key, Bytes::from(body), PutMode::Create, None)
@@ -424,7 +424,7 @@ impl Tenant {
         let mut out = Vec::new();
         for f in &r.files {
             let path = MemPath::parse_file(&f.path)
-                .map_err(|e| StoreError::Backend(format!("s3: stored path: {e}")))?;
+                .map_err(|e| StoreError::Unavailable(format!("s3: stored path: {e}")))?;
             let before = self.blob(f.before.as_deref()).await?;
             let after = self.blob(f.after.as_deref()).await?;
             if before != after {
@@ -455,7 +455,7 @@ impl Tenant {
         let mut out = Changes::new();
         for f in &r.files {
             let path = MemPath::parse_file(&f.path)
-                .map_err(|e| StoreError::Backend(format!("s3: stored path: {e}")))?;
+                .map_err(|e| StoreError::Unavailable(format!("s3: stored path: {e}")))?;
             let before = self.blob(f.before.as_deref()).await?;
             let after = self.blob(f.after.as_deref()).await?;
             let now = self.get(&self.key(&path)?).await?.map(|(b, _)| b.to_vec());

@@ -139,7 +139,7 @@ enum Found {
 impl<'a> Claims<'a> {
     fn new(t: &'a Tenant, lease: &Key, owner: &'a str) -> Result<Claims<'a>, StoreError> {
         let key = Key::parse(format!("{}.next", lease.as_ref()))
-            .map_err(|e| StoreError::Backend(format!("s3: bad lock key {lease}: {e}")))?;
+            .map_err(|e| StoreError::Unavailable(format!("s3: bad lock key {lease}: {e}")))?;
         Ok(Claims {
             t,
             key,
@@ -211,7 +211,7 @@ impl<'a> Claims<'a> {
             since_ms: self.since_ms,
             n,
         })
-        .map_err(|e| StoreError::Backend(format!("s3: cannot write a claim: {e}")))?;
+        .map_err(|e| StoreError::Unavailable(format!("s3: cannot write a claim: {e}")))?;
         if let Put::Done(Some(etag)) = self.t.put(&self.key, body.into(), mode, None).await? {
             self.mine = Some((etag, Instant::now()));
             return Ok(jittered(attempt, NEXT_CAP));
@@ -262,7 +262,7 @@ fn lease_key(t: &Tenant, name: LockName<'_>) -> Result<Key, StoreError> {
 fn encode(r: &Record) -> Result<Bytes, StoreError> {
     serde_json::to_vec(r)
         .map(Bytes::from)
-        .map_err(|e| StoreError::Backend(format!("s3: cannot write a lease: {e}")))
+        .map_err(|e| StoreError::Unavailable(format!("s3: cannot write a lease: {e}")))
 }
 
 fn ms(d: Duration) -> i64 {
@@ -368,7 +368,7 @@ async fn acquire(t: &Tenant, key: &Key, owner: &str) -> Result<String, StoreErro
         if let Put::Done(etag) = t.put(key, mine(n)?, mode, None).await? {
             claims.done().await;
             return etag.ok_or_else(|| {
-                StoreError::Backend(
+                StoreError::Unavailable(
                     "s3: the server returned no ETag for a lease: memdir needs ETags for locks"
                         .into(),
                 )

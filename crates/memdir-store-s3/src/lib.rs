@@ -182,7 +182,7 @@ pub(crate) struct Head {
 pub(crate) fn s3_err(what: &str, e: object_store::Error) -> StoreError {
     // object_store's messages carry the request's cause (the status and S3's error code);
     // credentials are never part of them.
-    StoreError::Backend(format!("s3: {what}: {e}"))
+    StoreError::Unavailable(format!("s3: {what}: {e}"))
 }
 
 /// `a/b/c` → `[a, a/b]`: the folders that must exist for `path` to.
@@ -229,7 +229,7 @@ impl Tenant {
     /// An object of memdir's own state (`meta/config.toml`, `journal/...`).
     pub(crate) fn state_key(&self, rest: &str) -> Result<Key, StoreError> {
         Key::parse(format!("{}/{rest}", self.state))
-            .map_err(|e| StoreError::Backend(format!("s3: bad state key {rest:?}: {e}")))
+            .map_err(|e| StoreError::Unavailable(format!("s3: bad state key {rest:?}: {e}")))
     }
 
     /// The file a key names, or `None` for keys that are not a file of this memory (markers).
@@ -351,7 +351,7 @@ impl Tenant {
                 object_store::Error::AlreadyExists { .. }
                 | object_store::Error::Precondition { .. },
             ) => Ok(Put::Lost),
-            Err(object_store::Error::NotImplemented { .. }) => Err(StoreError::Backend(format!(
+            Err(object_store::Error::NotImplemented { .. }) => Err(StoreError::Unavailable(format!(
                 "s3: {} does not support conditional writes (If-Match / If-None-Match), which memdir needs to never lose an update",
                 self.endpoint
             ))),
@@ -687,7 +687,7 @@ impl Tenant {
             }
         }
         rx.await.unwrap_or_else(|_| {
-            Err(StoreError::Backend(
+            Err(StoreError::Unavailable(
                 "s3: an append was interrupted: check the file and try again".into(),
             ))
         })
@@ -1028,7 +1028,7 @@ impl Tenant {
             rests: objects.iter().map(|(_, r)| r.clone()).collect(),
         };
         let body = serde_json::to_vec(&intent)
-            .map_err(|e| StoreError::Backend(format!("s3: cannot record a move: {e}")))?;
+            .map_err(|e| StoreError::Unavailable(format!("s3: cannot record a move: {e}")))?;
         let intent_key = self.state_key(&format!("moves/{}", random_id()))?;
         self.put(&intent_key, Bytes::from(body), PutMode::Create, None)
             .await?;
@@ -1040,7 +1040,7 @@ impl Tenant {
     /// is there already is left alone, and a source is deleted only once its copy exists.
     async fn carry_out(&self, m: &MoveIntent) -> Result<(), StoreError> {
         let parse = |s: &str| {
-            MemPath::parse(s).map_err(|e| StoreError::Backend(format!("s3: bad move intent: {e}")))
+            MemPath::parse(s).map_err(|e| StoreError::Unavailable(format!("s3: bad move intent: {e}")))
         };
         let (from, to) = (parse(&m.from)?, parse(&m.to)?);
         let (from_key, to_key) = (self.key(&from)?, self.key(&to)?);
@@ -1052,7 +1052,7 @@ impl Tenant {
                 let dst = Key::parse(format!("{}{r}", to_key.as_ref()));
                 match (src, dst) {
                     (Ok(s), Ok(d)) => Ok((s, d)),
-                    _ => Err(StoreError::Backend(format!(
+                    _ => Err(StoreError::Unavailable(format!(
                         "s3: bad key in a move intent: {r:?}"
                     ))),
                 }
@@ -1196,7 +1196,7 @@ impl S3Store {
         store.call(move |t| async move {
             match t.put(&marker, Bytes::from(created), PutMode::Create, None).await {
                 Ok(_) => Ok(()),
-                Err(StoreError::Backend(m)) if m.contains("NoSuchBucket") || m.contains("not found") || m.contains("404") => {
+                Err(StoreError::Unavailable(m)) if m.contains("NoSuchBucket") || m.contains("not found") || m.contains("404") => {
                     Err(StoreError::NotFound(format!(
                         "bucket {:?} does not exist at {}: create it first (memdir never creates buckets)",
                         t.url.bucket, t.endpoint

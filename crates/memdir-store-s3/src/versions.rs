@@ -137,7 +137,7 @@ impl Tenant {
         v: &ObjectVersion,
     ) -> Result<Option<bytes::Bytes>, crate::StoreError> {
         let key = Key::parse(&v.key).map_err(|e| {
-            crate::StoreError::Backend(format!("s3: a listed key {:?}: {e}", v.key))
+            crate::StoreError::Unavailable(format!("s3: a listed key {:?}: {e}", v.key))
         })?;
         let opts = object_store::GetOptions {
             version: Some(v.version_id.clone()),

@@ -36,7 +36,7 @@ impl Bridge {
             .thread_name(thread)
             .enable_all()
             .build()
-            .map_err(|e| StoreError::Backend(format!("cannot start the {client} client: {e}")))?;
+            .map_err(|e| StoreError::Unavailable(format!("cannot start the {client} client: {e}")))?;
         Ok(Bridge {
             rt: Some(rt),
             client,
@@ -49,7 +49,7 @@ impl Bridge {
         fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
     ) -> Result<T, StoreError> {
         let rt = self.rt.as_ref().ok_or_else(|| {
-            StoreError::Backend(format!("the {} client is shut down", self.client))
+            StoreError::Unavailable(format!("the {} client is shut down", self.client))
         })?;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let caller = std::thread::current().id();
@@ -57,7 +57,7 @@ impl Bridge {
             let _ = tx.send(CALLER.scope(caller, fut).await);
         });
         rx.recv().unwrap_or_else(|_| {
-            Err(StoreError::Backend(format!(
+            Err(StoreError::Unavailable(format!(
                 "the {} client stopped in the middle of a call",
                 self.client
             )))

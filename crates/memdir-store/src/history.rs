@@ -340,7 +340,7 @@ pub trait History: Send + Sync {
         dry_run: bool,
     ) -> Result<ForgetReport, StoreError> {
         let _ = (forget, record, dry_run);
-        Err(StoreError::Backend(
+        Err(StoreError::Unavailable(
             "this memory's history cannot forget yet: nothing was changed".into(),
         ))
     }

@@ -19,9 +19,10 @@ pub enum StoreError {
     /// The path cannot be used: it leaves the root, crosses a symlink out, or has the wrong kind.
     #[error("{0}")]
     InvalidPath(String),
-    /// The backend failed (I/O, database, network).
+    /// The backend could not do it: I/O, the database or the network failed. Unlike the other
+    /// kinds, the same request may succeed later or on a mended machine.
     #[error("{0}")]
-    Backend(String),
+    Unavailable(String),
 }
 
 /// The kind of thing at a path.
@@ -193,7 +194,7 @@ impl Reentry {
         );
         let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
         if all.contains(&key) {
-            return Err(StoreError::Backend(format!(
+            return Err(StoreError::Unavailable(format!(
                 "lock {name} is already held by this thread: this is a bug in memdir, please report it"
             )));
         }

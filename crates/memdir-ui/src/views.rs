@@ -144,7 +144,7 @@ pub(crate) fn engine_error(nav: Option<Nav>, e: &memdir::Error) -> Response {
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
         ErrorKind::Invalid => StatusCode::BAD_REQUEST,
         ErrorKind::Conflict => StatusCode::CONFLICT,
-        ErrorKind::Backend => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorKind::Unavailable => StatusCode::INTERNAL_SERVER_ERROR,
     };
     message_page(nav, status, "refused", &e.to_string())
 }

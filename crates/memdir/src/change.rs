@@ -207,7 +207,7 @@ fn write_intent(
         append,
     };
     let json = serde_json::to_vec(&intent)
-        .map_err(|e| Error::Store(StoreError::Backend(format!("journal: {e}"))))?;
+        .map_err(|e| Error::Store(StoreError::Unavailable(format!("journal: {e}"))))?;
     tx.write_meta(JOURNAL, &json)?;
     Ok(())
 }

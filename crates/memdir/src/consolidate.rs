@@ -646,10 +646,10 @@ fn ask(m: &ChatModel, prompt: &str) -> Result<String, Error> {
             "bad .memdir/config.toml: consolidate.url {:?} must start with http:// or https://",
             m.url
         )),
-        ChatError::Failed(why) => Error::Store(StoreError::Backend(format!(
+        ChatError::Failed(why) => Error::Model(format!(
             "the consolidation model at {} failed: {why}; check [consolidate] url and model, or set provider = \"none\"",
             m.url
-        ))),
+        )),
         ChatError::NotEnabled => Error::Invalid(
             "the consolidation model is not enabled in this build: set [consolidate] provider = \"none\""
                 .to_string(),

@@ -52,7 +52,9 @@ pub(crate) struct Ctx {
     pub(crate) via: Option<&'static str>,
     pub(crate) expect: Precondition,
     pub(crate) force: bool,
-    pub(crate) agent_surface: bool,
+    /// Whether a person's powers (changing the gates' policy, forgetting) may be used through
+    /// this memory at all; see [`Memory::without_person_powers`].
+    pub(crate) person_powers: bool,
     /// What went wrong without failing the operation, for the front end to show.
     pub(crate) warnings: Arc<std::sync::Mutex<Vec<String>>>,
     /// Why `.memdir/config.toml` could not be read (then `config` is the defaults).
@@ -92,9 +94,11 @@ impl Ctx {
         self.via
     }
 
-    /// True when this memory serves an agent's tools (see [`Memory::for_agent`]).
-    pub(crate) fn is_agent_surface(&self) -> bool {
-        self.agent_surface
+    /// True when a person's powers may be used through this memory (they are withheld from an
+    /// agent's tools, see [`Memory::without_person_powers`]); the source label must still say
+    /// `user`.
+    pub(crate) fn has_person_powers(&self) -> bool {
+        self.person_powers
     }
 
     /// Refuses a change while the config cannot be read: it would run on the wrong settings.
@@ -200,7 +204,7 @@ impl Ctx {
             via: None,
             expect: Precondition::Any,
             force: false,
-            agent_surface: false,
+            person_powers: true,
             warnings,
             config_error,
         }

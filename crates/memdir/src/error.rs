@@ -13,8 +13,8 @@ pub enum ErrorKind {
     Invalid,
     /// The operation clashes with what is there.
     Conflict,
-    /// The storage failed.
-    Backend,
+    /// The storage, an index or a model failed (I/O, database, network).
+    Unavailable,
 }
 
 /// An engine error; its message is one lowercase line that says what to do.
@@ -38,6 +38,12 @@ pub enum Error {
     /// The change clashes with what is there (a stale version, a lock held elsewhere).
     #[error("{0}")]
     Conflict(String),
+    /// A search index (keyword or vector) failed; the message says how to rebuild it.
+    #[error("{0}")]
+    Index(String),
+    /// The embedder or the chat model failed or answered wrongly.
+    #[error("{0}")]
+    Model(String),
 }
 
 impl Error {
@@ -50,7 +56,9 @@ impl Error {
             Error::Store(StoreError::NotFound(_)) => ErrorKind::NotFound,
             Error::Store(StoreError::InvalidPath(_)) => ErrorKind::Invalid,
             Error::Store(StoreError::Conflict(_)) => ErrorKind::Conflict,
-            Error::Store(StoreError::Backend(_)) => ErrorKind::Backend,
+            Error::Store(StoreError::Unavailable(_)) | Error::Index(_) | Error::Model(_) => {
+                ErrorKind::Unavailable
+            }
         }
     }
 }
@@ -60,6 +68,8 @@ impl From<memdir_search::Error> for Error {
         match e {
             memdir_search::Error::Invalid(m) => Error::Invalid(m),
             memdir_search::Error::Store(e) => Error::Store(e),
+            memdir_search::Error::Index(m) => Error::Index(m),
+            memdir_search::Error::Embed(m) => Error::Model(m),
         }
     }
 }

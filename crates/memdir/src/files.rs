@@ -134,7 +134,7 @@ pub(crate) fn applied_anyway(
     done: Result<(), Error>,
 ) -> Result<(), Error> {
     let Err(e) = done else { return Ok(()) };
-    let written = matches!(e.kind(), crate::ErrorKind::Backend)
+    let written = matches!(e.kind(), crate::ErrorKind::Unavailable)
         && cx.read_bytes_opt(p).ok().flatten().as_deref() == Some(content.as_bytes());
     if !written {
         return Err(e);

@@ -112,7 +112,7 @@ pub(crate) fn forget(
     dry_run: bool,
 ) -> Result<ForgetOutcome, Error> {
     let path = recorded_path(what, glob);
-    if mem.actor().source != Source::User || mem.is_agent_surface() {
+    if mem.actor().source != Source::User || !mem.has_person_powers() {
         return Err(refuse(mem, &path));
     }
     let history = mem.history_backend().cloned();

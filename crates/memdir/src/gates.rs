@@ -128,7 +128,7 @@ struct Ledger {
 fn random<const N: usize>() -> Result<[u8; N], Error> {
     let mut b = [0u8; N];
     getrandom::fill(&mut b).map_err(|e| {
-        StoreError::Backend(format!("no randomness from the operating system: {e}"))
+        StoreError::Unavailable(format!("no randomness from the operating system: {e}"))
     })?;
     Ok(b)
 }
@@ -253,7 +253,7 @@ fn gate_keys(cx: &Ctx) -> Result<Keys, Error> {
     };
     let key = keys.read(KEY_FILE)?;
     if key.as_ref().is_some_and(|k| k.len() != KEY_BYTES) {
-        return Err(StoreError::Backend(format!(
+        return Err(StoreError::Unavailable(format!(
             "the gates' key in {} is not {KEY_BYTES} bytes: restore it from a backup",
             keys.shown()
         ))

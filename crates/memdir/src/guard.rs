@@ -110,7 +110,7 @@ pub(crate) fn path(
                 "{GATES_DIR}/ holds the gates' append-only ledger: only `memdir gate` writes it; nothing there can be written, moved or deleted"
             )));
         }
-        Some(GateFile::Policy) if cx.is_agent_surface() || cx.actor().source != Source::User => {
+        Some(GateFile::Policy) if !cx.has_person_powers() || cx.actor().source != Source::User => {
             return Err(Error::Invalid(format!(
                 "{POLICY_FILE} is the action gates' policy: only the user may change it (with an editor, or memdir from a terminal); ask the user"
             )));

@@ -245,13 +245,15 @@ impl Memory {
         self.clone()
     }
 
-    /// This memory as an agent's tools see it: the gates' policy and ledger can never be
-    /// changed through it, whatever the source label says.
-    pub fn for_agent(&self) -> Memory {
+    /// This memory without the powers only a person holds, whatever the source label says:
+    /// the gates' policy cannot be changed through it and nothing can be forgotten through
+    /// history. It is what an agent's tools are handed (a label is what a caller claims; this
+    /// is what the front end grants).
+    pub fn without_person_powers(&self) -> Memory {
         Memory {
             cx: {
                 let mut cx = self.cx.clone();
-                cx.agent_surface = true;
+                cx.person_powers = false;
                 cx
             },
         }

@@ -37,7 +37,7 @@ use std::path::Path;
 const TMP_DIR: &str = "memdir-forget.tmp";
 
 fn io(what: &str, e: std::io::Error) -> StoreError {
-    StoreError::Backend(format!("git: {what}: {e}"))
+    StoreError::Unavailable(format!("git: {what}: {e}"))
 }
 
 /// Rewrites trees and blobs, each once.
@@ -443,7 +443,7 @@ impl Git {
 }
 
 fn backend_text(what: &str) -> StoreError {
-    StoreError::Backend(format!("git: {what}"))
+    StoreError::Unavailable(format!("git: {what}"))
 }
 
 fn memdir_sig(change: &Change<'_>) -> Result<Signature<'static>, StoreError> {

@@ -45,14 +45,14 @@ pub struct Git {
 pub const GIT_LOCK_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn broken(root: &Path, why: &str) -> StoreError {
-    StoreError::Backend(format!(
+    StoreError::Unavailable(format!(
         "the git repository at {} is broken ({why}): repair it (`git fsck`), or move .git away and run `memdir init` to start a new history",
         root.join(".git").display()
     ))
 }
 
 pub(super) fn backend(e: git2::Error) -> StoreError {
-    StoreError::Backend(format!("git: {}", e.message()))
+    StoreError::Unavailable(format!("git: {}", e.message()))
 }
 
 fn trailer(message: &str, key: &str) -> Option<String> {
@@ -152,12 +152,12 @@ impl Git {
             Err(_) => Repository::init(root).map_err(backend)?,
         };
         let info = repo.path().join("info");
-        std::fs::create_dir_all(&info).map_err(|e| StoreError::Backend(format!("git: {e}")))?;
+        std::fs::create_dir_all(&info).map_err(|e| StoreError::Unavailable(format!("git: {e}")))?;
         let exclude = info.join("exclude");
         let current = std::fs::read_to_string(&exclude).unwrap_or_default();
         if !current.lines().any(|l| l == "/.memdir/") {
             let text = format!("{current}# memdir's own state and temp files\n/.memdir/\n.*.tmp\n");
-            std::fs::write(&exclude, text).map_err(|e| StoreError::Backend(format!("git: {e}")))?;
+            std::fs::write(&exclude, text).map_err(|e| StoreError::Unavailable(format!("git: {e}")))?;
         }
         let git = Git::from_repo(repo);
         git.commit_all(
