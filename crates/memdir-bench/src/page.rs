@@ -2,6 +2,7 @@
 //! of `speed`), plus one log of 1 MB: each view's time to a full response (p50 and p95 over
 //! loopback, from a real `memdir serve`) and the size of its HTML.
 
+use crate::tenants::cpu_of;
 use std::io::{BufRead as _, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -31,21 +32,6 @@ impl Drop for Serve {
 fn pct(sorted: &[Duration], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e3)
-}
-
-/// The CPU time (user + system) the process `pid` has used so far, in clock ticks of 10 ms,
-/// from `/proc/<pid>/stat`. On a shared, busy machine wall times measure the neighbours too;
-/// a server's own CPU time per request does not.
-fn cpu_ticks(pid: u32) -> u64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0;
-    };
-    // Fields after the command name (which may hold spaces) start after ')': utime and stime
-    // are fields 14 and 15 of the line, 11 and 12 after it.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    get(11) + get(12)
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -145,10 +131,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let url = format!("{base}{path}");
         let mut size = 0;
         let mut times = Vec::with_capacity(a.runs);
-        let mut cpu0 = 0;
+        let mut cpu0 = 0.0;
         for n in 0..a.runs + 2 {
             if n == 2 {
-                cpu0 = cpu_ticks(pid);
+                cpu0 = cpu_of(pid).unwrap_or(0.0);
             }
             let t0 = Instant::now();
             let mut resp = agent.get(&url).header("Cookie", &cookie).call()?;
@@ -164,7 +150,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 times.push(took);
             }
         }
-        let cpu = (cpu_ticks(pid) - cpu0) as f64 * 10.0 / a.runs.max(1) as f64;
+        // The server's own CPU time (utime + stime): on a shared, busy machine wall times
+        // measure the neighbours too.
+        let cpu = (cpu_of(pid).unwrap_or(0.0) - cpu0) * 1000.0 / a.runs.max(1) as f64;
         times.sort();
         println!(
             "| {name} | {:.1} | {:.1} | {cpu:.1} | {size} |",

@@ -4,6 +4,7 @@
 //! every tenant's log back and fails when an acknowledged append is missing or doubled, or when
 //! any request got a server error.
 
+use crate::tenants::status_kib;
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -43,17 +44,6 @@ impl Drop for Instance {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn status_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
 }
 
 #[derive(Default)]

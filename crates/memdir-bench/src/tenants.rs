@@ -116,7 +116,8 @@ pub(crate) fn parse_cpu(stat: &str) -> Option<f64> {
     Some((utime + stime) / TICKS_PER_SEC)
 }
 
-fn cpu_of(pid: u32) -> Option<f64> {
+/// utime + stime of the running process `pid`, in seconds.
+pub(crate) fn cpu_of(pid: u32) -> Option<f64> {
     parse_cpu(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
@@ -131,7 +132,8 @@ pub(crate) fn count_statements(log: &str, db: &str) -> usize {
         .count()
 }
 
-fn status_kib(pid: u32, field: &str) -> u64 {
+/// A `/proc/<pid>/status` field in KiB (`VmRSS:`, `VmHWM:`), 0 when it cannot be read.
+pub(crate) fn status_kib(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {

@@ -80,7 +80,10 @@ impl FolderStore {
                 "memory folder {} does not exist: run `memdir init` first",
                 root.display()
             )),
-            _ => StoreError::Unavailable(format!("cannot open memory folder {}: {e}", root.display())),
+            _ => StoreError::Unavailable(format!(
+                "cannot open memory folder {}: {e}",
+                root.display()
+            )),
         })?;
         Ok(FolderStore {
             root: dir,

@@ -112,8 +112,9 @@ impl FolderTenants {
         let mut reg = self.read()?;
         let out = f(&mut reg)?;
         reg.version = 1;
-        let mut bytes = serde_json::to_vec_pretty(&reg)
-            .map_err(|e| StoreError::Unavailable(format!("cannot encode the tenant registry: {e}")))?;
+        let mut bytes = serde_json::to_vec_pretty(&reg).map_err(|e| {
+            StoreError::Unavailable(format!("cannot encode the tenant registry: {e}"))
+        })?;
         bytes.push(b'\n');
         let path = self.registry_path();
         crate::atomic::write(&path, &bytes).map_err(|e| io_err("write", &path, e))?;

@@ -90,8 +90,11 @@ pub(crate) struct Index {
     /// Every file's id and path as last read, with the `data_version` it was read at: SQLite
     /// changes that number when another connection commits, and [`Index::sync`] drops the list
     /// when this one writes, so an equal number means the list is still the table.
-    files: std::cell::RefCell<Option<(i64, std::sync::Arc<Vec<(i64, String)>>)>>,
+    files: std::cell::RefCell<Option<(i64, FileList)>>,
 }
+
+/// Every file's id and path in the index.
+type FileList = std::sync::Arc<Vec<(i64, String)>>;
 
 /// A folder's keyword index kept open between the searches of one long-lived memory, so a
 /// search does not pay for opening SQLite, reading the schema (the FTS5 tables' set-up) and
@@ -102,7 +105,10 @@ pub(crate) struct Index {
 /// by `forget` or by another process's rebuild is opened afresh. [`Kept::clear`] closes it,
 /// which `forget` needs: an open connection would keep a deleted file's bytes on disk.
 #[derive(Default)]
-pub(crate) struct Kept(std::sync::Mutex<Option<(PathBuf, (u64, u64), Index)>>);
+pub(crate) struct Kept(std::sync::Mutex<Option<KeptIndex>>);
+
+/// A kept index: its file's path, the device and inode it had when opened, the connection.
+type KeptIndex = (PathBuf, (u64, u64), Index);
 
 impl std::fmt::Debug for Kept {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -192,7 +198,7 @@ impl Index {
 
     /// Every file's id and path, read again only when the table may have changed. Called
     /// inside a read transaction, the list and what the search reads next are one snapshot.
-    pub fn files(&self) -> Result<std::sync::Arc<Vec<(i64, String)>>, Error> {
+    pub fn files(&self) -> Result<FileList, Error> {
         let version: i64 = self
             .conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))

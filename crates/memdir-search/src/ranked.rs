@@ -258,7 +258,7 @@ fn ranked_lines(
     // CANDIDATES lines by their own score are enough.
     let keep = if req.files { None } else { Some(CANDIDATES) };
     let early = match scorer {
-        Scorer::Early => EarlyTerms::new(conn, &terms)?,
+        Scorer::Early => EarlyTerms::new(conn, terms)?,
         Scorer::Full => None,
     };
     let (mut cands, doc_score) = match early {
@@ -279,11 +279,11 @@ fn ranked_lines(
                 .collect();
             (cands, found.doc_score)
         }
-        None => full_lines(conn, &terms, &ids, all.len(), keep)?,
+        None => full_lines(conn, terms, &ids, all.len(), keep)?,
     };
     if !terms.phrases.is_empty() {
         fill_texts(conn, cands.iter_mut())?;
-        cands.retain(|c| terms.phrases_in(c.text.as_deref().unwrap_or(""), &tok));
+        cands.retain(|c| terms.phrases_in(c.text.as_deref().unwrap_or(""), tok));
     }
     let line_score: HashMap<(i64, i64), f64> = cands
         .iter()
@@ -308,7 +308,7 @@ fn ranked_lines(
         scored.push((score, *f, c, why));
     }
     // A superseded note ranks below its successor.
-    crate::current::demote(&mut scored, &all, |t| (t.1, &mut t.0, Some(&mut t.3)));
+    crate::current::demote(&mut scored, all, |t| (t.1, &mut t.0, Some(&mut t.3)));
     // Best first; ties in path and line order so output is stable.
     scored.sort_by(|a, b| {
         b.0.total_cmp(&a.0)

@@ -1287,8 +1287,9 @@ impl Locks for PgStore {
 }
 
 fn entry(path: &str, is_dir: bool, size: i64, modified_ms: i64) -> Result<Entry, StoreError> {
-    let path = MemPath::parse(path)
-        .map_err(|e| StoreError::Unavailable(format!("postgresql: a stored path is invalid: {e}")))?;
+    let path = MemPath::parse(path).map_err(|e| {
+        StoreError::Unavailable(format!("postgresql: a stored path is invalid: {e}"))
+    })?;
     Ok(Entry {
         path,
         kind: if is_dir {

@@ -48,7 +48,8 @@ pub(crate) fn read_form(
     if let Some(c) = content {
         return Ok(c);
     }
-    let bad = || StoreError::Unavailable("postgresql: a stored settings file cannot be read".into());
+    let bad =
+        || StoreError::Unavailable("postgresql: a stored settings file cannot be read".into());
     let d: Before = postcard::from_bytes(&delta.ok_or_else(bad)?).map_err(|_| bad())?;
     d.apply(Some(&base.ok_or_else(bad)?))
         .flatten()

@@ -351,10 +351,12 @@ impl Tenant {
                 object_store::Error::AlreadyExists { .. }
                 | object_store::Error::Precondition { .. },
             ) => Ok(Put::Lost),
-            Err(object_store::Error::NotImplemented { .. }) => Err(StoreError::Unavailable(format!(
-                "s3: {} does not support conditional writes (If-Match / If-None-Match), which memdir needs to never lose an update",
-                self.endpoint
-            ))),
+            Err(object_store::Error::NotImplemented { .. }) => {
+                Err(StoreError::Unavailable(format!(
+                    "s3: {} does not support conditional writes (If-Match / If-None-Match), which memdir needs to never lose an update",
+                    self.endpoint
+                )))
+            }
             Err(e) => Err(s3_err("write", e)),
         }
     }
@@ -1040,7 +1042,8 @@ impl Tenant {
     /// is there already is left alone, and a source is deleted only once its copy exists.
     async fn carry_out(&self, m: &MoveIntent) -> Result<(), StoreError> {
         let parse = |s: &str| {
-            MemPath::parse(s).map_err(|e| StoreError::Unavailable(format!("s3: bad move intent: {e}")))
+            MemPath::parse(s)
+                .map_err(|e| StoreError::Unavailable(format!("s3: bad move intent: {e}")))
         };
         let (from, to) = (parse(&m.from)?, parse(&m.to)?);
         let (from_key, to_key) = (self.key(&from)?, self.key(&to)?);

@@ -36,7 +36,9 @@ impl Bridge {
             .thread_name(thread)
             .enable_all()
             .build()
-            .map_err(|e| StoreError::Unavailable(format!("cannot start the {client} client: {e}")))?;
+            .map_err(|e| {
+                StoreError::Unavailable(format!("cannot start the {client} client: {e}"))
+            })?;
         Ok(Bridge {
             rt: Some(rt),
             client,

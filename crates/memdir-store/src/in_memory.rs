@@ -55,7 +55,9 @@ fn now_ms() -> i64 {
 }
 
 fn poisoned() -> StoreError {
-    StoreError::Unavailable("the in-memory store is unusable after a panic in another thread".into())
+    StoreError::Unavailable(
+        "the in-memory store is unusable after a panic in another thread".into(),
+    )
 }
 
 impl InMemoryStore {

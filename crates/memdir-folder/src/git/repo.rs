@@ -157,7 +157,8 @@ impl Git {
         let current = std::fs::read_to_string(&exclude).unwrap_or_default();
         if !current.lines().any(|l| l == "/.memdir/") {
             let text = format!("{current}# memdir's own state and temp files\n/.memdir/\n.*.tmp\n");
-            std::fs::write(&exclude, text).map_err(|e| StoreError::Unavailable(format!("git: {e}")))?;
+            std::fs::write(&exclude, text)
+                .map_err(|e| StoreError::Unavailable(format!("git: {e}")))?;
         }
         let git = Git::from_repo(repo);
         git.commit_all(
