@@ -129,7 +129,7 @@ pub enum Command {
     Undo(cmd::undo::Args),
     /// Remove a file or the lines holding a text from the files and all of history
     Forget(cmd::forget::Args),
-    /// List, accept or reject proposals to change core memory
+    /// List, accept or reject proposals (changes to core memory, notes superseded by newer ones)
     Review(cmd::review::Args),
     /// Propose tidy-ups from the logs since the last run (for cron): core facts, stale lines
     Consolidate(cmd::consolidate::Args),
