@@ -205,143 +205,134 @@ pub(crate) fn search_with(
         return Ok(SearchOutcome::default());
     }
     let (index, all) = fresh_index(s, &tok, false)?;
-    let out = ranked_lines(scope, req, scorer, &query, &terms, &tok, &index, &all);
+    let (query, terms, tok, all): (&Query, &Terms, &Tokenizer, &[FileRef]) =
+        (&query, &terms, &tok, &all);
+    let out = (|| {
+        let conn = &index.conn;
+        // One read transaction for every query below (a posting list, a file's first row, a
+        // line's text, by the hundred): outside one, each statement takes and drops SQLite's
+        // shared lock itself, which cost more than the lookup.
+        let _read = if conn.is_autocommit() {
+            Some(conn.unchecked_transaction().map_err(db_err)?)
+        } else {
+            None
+        };
+
+        // Files in scope (and meeting the frontmatter filters), by id.
+        let in_scope: HashMap<&str, &FileRef> = all
+            .iter()
+            .filter(|f| scope.keeps(&f.rel, f.date))
+            .filter(|f| {
+                query.filters.is_empty()
+                    || note_meta(f)
+                        .is_some_and(|m| query.filters.iter().all(|q| q.keeps(&f.rel, &m)))
+            })
+            .map(|f| (f.rel.as_str(), f))
+            .collect();
+        if terms.ranked.is_empty() {
+            return Ok(filtered_notes(in_scope.into_values().collect(), req));
+        }
+        let ids: HashMap<i64, &FileRef> = index
+            .files()?
+            .iter()
+            .filter_map(|(id, path)| Some((*id, *in_scope.get(path.as_str())?)))
+            .collect();
+        // One hit per file needs every matching line to count the files; otherwise the best
+        // CANDIDATES lines by their own score are enough.
+        let keep = if req.files { None } else { Some(CANDIDATES) };
+        let early = match scorer {
+            Scorer::Early => EarlyTerms::new(conn, terms)?,
+            Scorer::Full => None,
+        };
+        let (mut cands, doc_score) = match early {
+            Some(e) => {
+                let paths: HashMap<i64, &str> =
+                    ids.iter().map(|(id, f)| (*id, f.rel.as_str())).collect();
+                let found = postings::top_lines(conn, &e.query(), &paths, keep)?;
+                let cands = found
+                    .lines
+                    .into_iter()
+                    .map(|c| Cand {
+                        file_id: c.file_id,
+                        line: c.line,
+                        rowid: c.rowid,
+                        score: c.score,
+                        text: None,
+                    })
+                    .collect();
+                (cands, found.doc_score)
+            }
+            None => full_lines(conn, terms, &ids, all.len(), keep)?,
+        };
+        if !terms.phrases.is_empty() {
+            fill_texts(conn, cands.iter_mut())?;
+            cands.retain(|c| terms.phrases_in(c.text.as_deref().unwrap_or(""), tok));
+        }
+        let line_score: HashMap<(i64, i64), f64> = cands
+            .iter()
+            .map(|c| ((c.file_id, c.line), c.score))
+            .collect();
+        let near = |id: i64, line: i64| {
+            let at = |l: i64| line_score.get(&(id, l)).copied().unwrap_or(0.0);
+            at(line - 1) + at(line + 1)
+        };
+        let mut scored = Vec::new();
+        for c in cands {
+            let Some(f) = ids.get(&c.file_id) else {
+                continue;
+            };
+            let why = Why {
+                keyword: c.score,
+                neighbour: W_NEAR * near(c.file_id, c.line),
+                day: W_DOC * doc_score.get(&c.file_id).copied().unwrap_or(0.0),
+                ..Why::default()
+            };
+            let score = why.keyword + why.neighbour + why.day;
+            scored.push((score, *f, c, why));
+        }
+        // A superseded note ranks below its successor.
+        crate::current::demote(&mut scored, all, |t| (t.1, &mut t.0, Some(&mut t.3)));
+        // Best first; ties in path and line order so output is stable.
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.rel.cmp(&b.1.rel))
+                .then_with(|| a.2.line.cmp(&b.2.line))
+        });
+        // Only the lines that can be shown need their text: `finish` shows at most `limit` lines
+        // (in files mode, the first line of at most `limit` files) and only counts the rest.
+        let limit = req.limit.unwrap_or(DEFAULT_RANKED_LIMIT);
+        let mut shown_files = std::collections::HashSet::new();
+        let mut shown = 0;
+        fill_texts(
+            conn,
+            scored.iter_mut().filter_map(|(_, f, c, _)| {
+                let show = if req.files {
+                    shown_files.len() < limit && shown_files.insert(f.rel.as_str())
+                } else {
+                    shown < limit
+                };
+                shown += 1;
+                show.then_some(c)
+            }),
+        )?;
+        let ranked = scored.into_iter().map(|(score, f, c, why)| {
+            (
+                f,
+                u64::try_from(c.line).unwrap_or(0),
+                c.text.unwrap_or_default(),
+                score,
+                Some(why),
+            )
+        });
+        Ok(super::vector::finish(ranked, req))
+    })();
+    // Only a search that succeeded hands its connection back; after an error it is closed.
     if out.is_ok()
         && let Some((kept, root)) = kept(s)
     {
         kept.keep(root, index);
     }
     out
-}
-
-/// The ranked search itself, over an up-to-date index.
-#[allow(clippy::too_many_arguments)]
-fn ranked_lines(
-    scope: &Scope,
-    req: &SearchRequest,
-    scorer: Scorer,
-    query: &Query,
-    terms: &Terms,
-    tok: &Tokenizer,
-    index: &Index,
-    all: &[FileRef],
-) -> Result<SearchOutcome, Error> {
-    let conn = &index.conn;
-    // One read transaction for every query below (a posting list, a file's first row, a
-    // line's text, by the hundred): outside one, each statement takes and drops SQLite's
-    // shared lock itself, which cost more than the lookup.
-    let _read = if conn.is_autocommit() {
-        Some(conn.unchecked_transaction().map_err(db_err)?)
-    } else {
-        None
-    };
-
-    // Files in scope (and meeting the frontmatter filters), by id.
-    let in_scope: HashMap<&str, &FileRef> = all
-        .iter()
-        .filter(|f| scope.keeps(&f.rel, f.date))
-        .filter(|f| {
-            query.filters.is_empty()
-                || note_meta(f).is_some_and(|m| query.filters.iter().all(|q| q.keeps(&f.rel, &m)))
-        })
-        .map(|f| (f.rel.as_str(), f))
-        .collect();
-    if terms.ranked.is_empty() {
-        return Ok(filtered_notes(in_scope.into_values().collect(), req));
-    }
-    let ids: HashMap<i64, &FileRef> = index
-        .files()?
-        .iter()
-        .filter_map(|(id, path)| Some((*id, *in_scope.get(path.as_str())?)))
-        .collect();
-    // One hit per file needs every matching line to count the files; otherwise the best
-    // CANDIDATES lines by their own score are enough.
-    let keep = if req.files { None } else { Some(CANDIDATES) };
-    let early = match scorer {
-        Scorer::Early => EarlyTerms::new(conn, terms)?,
-        Scorer::Full => None,
-    };
-    let (mut cands, doc_score) = match early {
-        Some(e) => {
-            let paths: HashMap<i64, &str> =
-                ids.iter().map(|(id, f)| (*id, f.rel.as_str())).collect();
-            let found = postings::top_lines(conn, &e.query(), &paths, keep)?;
-            let cands = found
-                .lines
-                .into_iter()
-                .map(|c| Cand {
-                    file_id: c.file_id,
-                    line: c.line,
-                    rowid: c.rowid,
-                    score: c.score,
-                    text: None,
-                })
-                .collect();
-            (cands, found.doc_score)
-        }
-        None => full_lines(conn, terms, &ids, all.len(), keep)?,
-    };
-    if !terms.phrases.is_empty() {
-        fill_texts(conn, cands.iter_mut())?;
-        cands.retain(|c| terms.phrases_in(c.text.as_deref().unwrap_or(""), tok));
-    }
-    let line_score: HashMap<(i64, i64), f64> = cands
-        .iter()
-        .map(|c| ((c.file_id, c.line), c.score))
-        .collect();
-    let near = |id: i64, line: i64| {
-        let at = |l: i64| line_score.get(&(id, l)).copied().unwrap_or(0.0);
-        at(line - 1) + at(line + 1)
-    };
-    let mut scored = Vec::new();
-    for c in cands {
-        let Some(f) = ids.get(&c.file_id) else {
-            continue;
-        };
-        let why = Why {
-            keyword: c.score,
-            neighbour: W_NEAR * near(c.file_id, c.line),
-            day: W_DOC * doc_score.get(&c.file_id).copied().unwrap_or(0.0),
-            ..Why::default()
-        };
-        let score = why.keyword + why.neighbour + why.day;
-        scored.push((score, *f, c, why));
-    }
-    // A superseded note ranks below its successor.
-    crate::current::demote(&mut scored, all, |t| (t.1, &mut t.0, Some(&mut t.3)));
-    // Best first; ties in path and line order so output is stable.
-    scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| a.1.rel.cmp(&b.1.rel))
-            .then_with(|| a.2.line.cmp(&b.2.line))
-    });
-    // Only the lines that can be shown need their text: `finish` shows at most `limit` lines
-    // (in files mode, the first line of at most `limit` files) and only counts the rest.
-    let limit = req.limit.unwrap_or(DEFAULT_RANKED_LIMIT);
-    let mut shown_files = std::collections::HashSet::new();
-    let mut shown = 0;
-    fill_texts(
-        conn,
-        scored.iter_mut().filter_map(|(_, f, c, _)| {
-            let show = if req.files {
-                shown_files.len() < limit && shown_files.insert(f.rel.as_str())
-            } else {
-                shown < limit
-            };
-            shown += 1;
-            show.then_some(c)
-        }),
-    )?;
-    let ranked = scored.into_iter().map(|(score, f, c, why)| {
-        (
-            f,
-            u64::try_from(c.line).unwrap_or(0),
-            c.text.unwrap_or_default(),
-            score,
-            Some(why),
-        )
-    });
-    Ok(super::vector::finish(ranked, req))
 }
 
 /// A candidate line: its file, line number, row in `lines`, own score, and text once read.
