@@ -678,6 +678,30 @@ fn two_instances_behind_pgbouncer_lose_no_append() {
     }
 }
 
+/// A `tenant add` through a transaction-mode pgbouncer leaves no named prepared statement on
+/// the server connection behind it: the process exits right after its last statement, so a
+/// named one's close may never be sent, and the next process's statement of the same name
+/// (tokio-postgres numbers them from s0 in every process) failed with "prepared statement
+/// \"s1\" already exists". One server connection makes every process meet what the last left.
+#[test]
+fn tenant_adds_through_one_pgbouncer_connection_leave_no_prepared_statement() {
+    let db = pg_or_skip!();
+    let Some(bouncer) = memdir_store_pg::testing::Pgbouncer::start_sized(&db, 1) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let store = bouncer.url(&db, None);
+    for i in 0..4 {
+        add(&store, home.path(), &format!("p{i}"), "p");
+        assert_eq!(
+            bouncer.prepared_statements(&db),
+            Vec::<String>::new(),
+            "after tenant add p{i}\n{}",
+            bouncer.log()
+        );
+    }
+}
+
 /// `tenant list --after NAME --limit N` pages through the tenants by name (issue 35, item 7),
 /// on a folder root and on PostgreSQL alike.
 fn list_pages(store: &str, home: &Path) {

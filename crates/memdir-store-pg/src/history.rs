@@ -154,7 +154,8 @@ fn walk_back<'a>(
 /// Carries a database from the schema before `memdir.history` forward (migration 4): every
 /// change of `changes`/`change_files`/`blobs` becomes one row with its files' reverse deltas, with
 /// the same ids, writers, times and reasons; then the old tables go.
-pub(crate) async fn carry_forward(tx: &tokio_postgres::Transaction<'_>) -> Result<(), StoreError> {
+pub(crate) async fn carry_forward(raw: &tokio_postgres::Transaction<'_>) -> Result<(), StoreError> {
+    let tx = &Tx::Raw(raw);
     // Every tenant with history has a number (a row of `memdir.tenants`).
     tx.execute(
         "INSERT INTO memdir.tenants (tenant, created_ms)
@@ -206,7 +207,7 @@ pub(crate) async fn carry_forward(tx: &tokio_postgres::Transaction<'_>) -> Resul
                 .push((changes.len() - 1, before));
         }
         let paths: Vec<String> = files.keys().cloned().collect();
-        let now = anchors(&Tx::Raw(tx), tenant, &paths).await?;
+        let now = anchors(tx, tenant, &paths).await?;
         let mut revs: Vec<Vec<Rev>> = vec![Vec::new(); changes.len()];
         for (path, recorded) in files {
             // The content after each change is the next one's before as recorded, and after
@@ -244,7 +245,7 @@ pub(crate) async fn carry_forward(tx: &tokio_postgres::Transaction<'_>) -> Resul
             .map_err(db_err)?;
         }
     }
-    tx.batch_execute(
+    raw.batch_execute(
         "DROP TABLE memdir.change_files; DROP TABLE memdir.blobs; DROP TABLE memdir.changes;",
     )
     .await

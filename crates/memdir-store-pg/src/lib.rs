@@ -1165,7 +1165,7 @@ impl Store for PgStore {
         self.call(|db| async move {
             let c = db.conn().await?;
             if name == settings::CONFIG_META {
-                return settings::write(&**c, &db.tenant, &data).await;
+                return settings::write(&c.plain(), &db.tenant, &data).await;
             }
             c.execute(
                 "INSERT INTO memdir.meta (tenant, name, content) VALUES ($1, $2, $3)

@@ -6,6 +6,7 @@
 //! than this build is refused rather than written with assumptions that no longer hold.
 
 use crate::db_err;
+use crate::held::Tx;
 use memdir_store::StoreError;
 use tokio_postgres::Client;
 
@@ -247,14 +248,17 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
     if current(client).await? == LATEST {
         return Ok(());
     }
-    let tx = client.transaction().await.map_err(db_err)?;
+    let raw = client.transaction().await.map_err(db_err)?;
+    // Unnamed statements (see held.rs), as everywhere: a named one outlives this process on
+    // a pooler's server connection when its close is never sent.
+    let tx = Tx::Raw(&raw);
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended('memdir/migrate', 0))",
         &[],
     )
     .await
     .map_err(db_err)?;
-    tx.batch_execute(
+    raw.batch_execute(
         "CREATE SCHEMA IF NOT EXISTS memdir;
          CREATE TABLE IF NOT EXISTS memdir.migrations (
              version    integer PRIMARY KEY,
@@ -273,8 +277,8 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
         .get(0);
     check_known(done)?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(done as usize) {
-        tx.batch_execute(sql).await.map_err(db_err)?;
-        after(i as i32 + 1, &tx).await?;
+        raw.batch_execute(sql).await.map_err(db_err)?;
+        after(i as i32 + 1, &raw).await?;
         tx.execute(
             "INSERT INTO memdir.migrations (version, applied_ms)
              VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)",
@@ -283,7 +287,8 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
         .await
         .map_err(db_err)?;
     }
-    tx.commit().await.map_err(db_err)
+    drop(tx);
+    raw.commit().await.map_err(db_err)
 }
 
 /// What a migration does that its SQL cannot, in the same transaction, right after it.

@@ -9,9 +9,9 @@
 //! made against stays in the table.
 
 use crate::delta::Before;
+use crate::held::Tx;
 use crate::{Db, db_err};
 use memdir_store::StoreError;
-use tokio_postgres::GenericClient;
 
 /// The meta file that holds a memory's settings.
 pub(crate) const CONFIG_META: &str = "config.toml";
@@ -57,11 +57,7 @@ pub(crate) fn read_form(
 }
 
 /// Writes `data` as the settings of `tenant`.
-pub(crate) async fn write(
-    c: &impl GenericClient,
-    tenant: &str,
-    data: &[u8],
-) -> Result<(), StoreError> {
+pub(crate) async fn write(c: &Tx<'_>, tenant: &str, data: &[u8]) -> Result<(), StoreError> {
     let t = template();
     match store_form(data, t.as_bytes()) {
         Stored::Whole(data) => c
@@ -112,7 +108,7 @@ impl Db {
 pub(crate) async fn carry_forward(tx: &tokio_postgres::Transaction<'_>) -> Result<(), StoreError> {
     let mut after = String::new();
     loop {
-        let rows = tx
+        let rows = Tx::Raw(tx)
             .query(
                 "SELECT tenant, content FROM memdir.meta
                  WHERE name = $1 AND tenant > $2 AND content IS NOT NULL
@@ -127,7 +123,7 @@ pub(crate) async fn carry_forward(tx: &tokio_postgres::Transaction<'_>) -> Resul
         after = last.get(0);
         for r in &rows {
             let (tenant, data): (&str, &[u8]) = (r.get(0), r.get(1));
-            write(tx, tenant, data).await?;
+            write(&Tx::Raw(tx), tenant, data).await?;
         }
     }
 }

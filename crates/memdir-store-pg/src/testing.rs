@@ -252,6 +252,13 @@ impl Pgbouncer {
     /// Starts one in front of `db`'s server, or `None` (after saying so) when pgbouncer is not
     /// installed; `MEMDIR_REQUIRE_PGBOUNCER=1` (set by `.ci/run`) turns that into a failure.
     pub fn start(db: &TestDb) -> Option<Pgbouncer> {
+        Pgbouncer::start_sized(db, 40)
+    }
+
+    /// [`Pgbouncer::start`] with at most `pool_size` server connections per database: with one,
+    /// every client shares one server connection, so a named statement one client leaves
+    /// there is in the next client's way.
+    pub fn start_sized(db: &TestDb, pool_size: usize) -> Option<Pgbouncer> {
         let bin = ["pgbouncer", "/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"]
             .into_iter()
             .find(|b| {
@@ -298,7 +305,7 @@ impl Pgbouncer {
                 "[databases]\n* = host={host} port={server_port} user={user}\n\
                  [pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\n\
                  auth_type = any\npool_mode = transaction\nmax_client_conn = 1000\n\
-                 default_pool_size = 40\nunix_socket_dir =\n\
+                 default_pool_size = {pool_size}\nunix_socket_dir =\n\
                  ignore_startup_parameters = extra_float_digits,options\n"
             ),
         )
@@ -344,6 +351,34 @@ impl Pgbouncer {
             Some(t) => format!("{base}?tenant={t}"),
             None => base,
         }
+    }
+
+    /// The names of the prepared statements on the server connection this query lands on
+    /// (with a pool of one, the only one), asked through this pgbouncer.
+    pub fn prepared_statements(&self, db: &TestDb) -> Vec<String> {
+        let url = self.url(db, None);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            let task = tokio::spawn(conn);
+            let rows = client
+                .simple_query("SELECT name FROM pg_prepared_statements ORDER BY name")
+                .await
+                .unwrap();
+            drop(client);
+            let _ = task.await;
+            rows.into_iter()
+                .filter_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                    _ => None,
+                })
+                .collect()
+        })
     }
 
     /// What pgbouncer logged so far.
