@@ -1,13 +1,15 @@
 //! A note's frontmatter and body: parsing never fails, and rendering a parsed note gives back
 //! every byte of the file (docs/format.md: memdir never rewrites a note it only reads). A note
 //! `memdir note new` writes reads back with the name and description it was given, and a note
-//! marked external reads as external whatever its frontmatter holds.
+//! marked external reads as external whatever its frontmatter holds, and search's prefilter
+//! (`may_hold_external`) never rules out a note the parser calls external.
 #![no_main]
 
 //!
 //! Input: the file's text; after a NUL, a new note's name, description, type, comma-separated
 //! tags and body, separated by NULs (so the seeds are plain notes).
 use libfuzzer_sys::fuzz_target;
+use memdir_core::external::may_hold_external;
 use memdir_core::note::{NewNote, Note, mark_external};
 
 struct Input<'a> {
@@ -56,6 +58,16 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(note.body, input.text);
     } else {
         assert!(input.text.ends_with(&note.body));
+    }
+
+    // Search skips the notes its prefilter rules out without parsing them: it may never rule
+    // out one the parser calls external.
+    if note.is_external() {
+        assert!(
+            may_hold_external(input.text.as_bytes()),
+            "an external note the prefilter misses: {:?}",
+            input.text
+        );
     }
 
     let marked = mark_external(input.text);

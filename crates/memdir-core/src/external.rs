@@ -13,11 +13,56 @@
 
 use crate::context::{FENCE_CLOSE, FENCE_OPEN};
 use crate::log::{EXTERNAL_MARK, EXTERNAL_SCRATCH_MARK};
+use crate::note::EXTERNAL;
+
+/// False only when no line of `text` can be external, decided from its bytes alone, so search
+/// neither decodes nor parses the frontmatter of every note it finds a line in. Every mark
+/// [`external_lines`] knows spells "external" (a note's `source` in any ASCII case), unless the
+/// frontmatter spells the word otherwise, which YAML allows only through an escape (`\`) or a
+/// tag (`!`, as in `!!binary`).
+pub fn may_hold_external(text: &[u8]) -> bool {
+    static WORD: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::LazyLock::new(|| {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build([EXTERNAL])
+                .ok()
+        });
+    let Some(word) = WORD.as_ref() else {
+        return true;
+    };
+    word.is_match(text) || frontmatter_bytes(text).iter().any(|&c| c == b'\\' || c == b'!')
+}
+
+/// The bytes of a note's frontmatter as [`Note::parse`](crate::note::Note::parse) reads it (the
+/// opening line to its closing `---` or `...` line), or more where this reads the lines more
+/// narrowly than it does (which only makes [`may_hold_external`] look further); empty when the
+/// text (after byte order marks) does not start with `---`.
+fn frontmatter_bytes(text: &[u8]) -> &[u8] {
+    let mut start = text;
+    while let Some(rest) = start.strip_prefix("\u{feff}".as_bytes()) {
+        start = rest;
+    }
+    if !start.starts_with(b"---") {
+        return &[];
+    }
+    let mut at = 0;
+    for (i, line) in text.split_inclusive(|&c| c == b'\n').enumerate() {
+        at += line.len();
+        if i > 0 && matches!(line.trim_ascii_end(), b"---" | b"...") {
+            break;
+        }
+    }
+    &text[..at]
+}
 
 /// One flag per line of `text` (as [`str::lines`] splits it): true where the line came from an
 /// external source.
 pub fn external_lines(text: &str) -> Vec<bool> {
     let n = text.lines().count();
+    if !may_hold_external(text.as_bytes()) {
+        return vec![false; n];
+    }
     let whole = text.lines().next() == Some(EXTERNAL_SCRATCH_MARK)
         || (text.starts_with("---") && crate::note::Note::parse(text).is_external());
     if whole {
@@ -66,6 +111,60 @@ pub fn external_lines(text: &str) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::note::Note;
+    use proptest::prelude::*;
+
+    /// Every way the tests know of to make a note external is seen by the prefilter, and text
+    /// that cannot spell the word is not (so search skips it unparsed).
+    #[test]
+    fn the_prefilter_sees_every_spelling_of_an_external_source() {
+        let external = [
+            "---\nsource: external\n---\nbody\n",
+            "---\nsource: ExTeRnAl\n---\n",
+            "---\nsource: \"\\x65xternal\"\n---\n",
+            "---\nsource: \"\\u0045XTERNAL\"\n---\n",
+            "---\n\"sourc\\x65\": \"ext\\\n  ernal\"\n---\n",
+            "\u{feff}---\nsource: \"\\x65xternal\"\n---\n",
+            "---\x0b\nsource: \"\\x65xternal\"\n---\n",
+        ];
+        for t in external {
+            assert!(Note::parse(t).is_external(), "{t:?} is external");
+            assert!(may_hold_external(t.as_bytes()), "{t:?}");
+        }
+        for t in [
+            "- 09:00 [external] fetched\n",
+            "<!-- source: external -->\nscratch\n",
+            "---\nsource: !!binary ZXh0ZXJuYWw=\n---\n",
+        ] {
+            assert!(may_hold_external(t.as_bytes()), "{t:?}");
+        }
+        for t in [
+            "- 09:00 a plain entry\n",
+            "---\nname: x\ndescription: 50% done\n---\nGreat! A \\ in the body.\n",
+            "no frontmatter! \\ here\n",
+        ] {
+            assert!(!may_hold_external(t.as_bytes()), "{t:?}");
+            assert_eq!(external_lines(t), vec![false; t.lines().count()], "{t:?}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+        /// A note the parser calls external always passes the prefilter, whatever its source
+        /// value's spelling: quoted, escaped, cased, tagged or folded.
+        #[test]
+        fn no_external_note_escapes_the_prefilter(
+            key in prop::sample::select(vec!["source", "\"source\"", "'source'", "\"sourc\\x65\"", "Source"]),
+            value in "[\"' ]{0,2}(\\\\[xu]00?[46]5|[eE])[xX](\\\\x74|[tT])[eE][rR][nN][aA][lL][\"' ]{0,2}",
+            tag in prop::sample::select(vec!["", "!!str ", "! "]),
+            before in "[a-z: \n]{0,12}",
+        ) {
+            let t = format!("---\n{before}\n{key}: {tag}{value}\n---\nbody\n");
+            if Note::parse(&t).is_external() {
+                prop_assert!(may_hold_external(t.as_bytes()), "{t:?}");
+            }
+        }
+    }
 
     #[test]
     fn each_mark_the_context_fences_by() {

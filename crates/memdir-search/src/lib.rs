@@ -404,14 +404,9 @@ fn external_marks(
     path: &str,
 ) -> Vec<bool> {
     let marks = |b: &[u8]| {
-        // Outside frontmatter every mark `external_lines` knows spells "external" exactly (the
-        // scratch mark, a log entry's mark, a fence's opening); a note's `source` is compared
-        // ignoring case and may be quoted or escaped, so a text with frontmatter is read
-        // whole. A text with neither, most logs, has no external line: it is neither decoded
-        // nor split into lines.
-        if !b.starts_with(b"---")
-            && memchr::memmem::find(b, memdir_core::note::EXTERNAL.as_bytes()).is_none()
-        {
+        // Most files have no external line and nothing that could spell one: those are
+        // neither decoded nor split into lines, nor their frontmatter parsed.
+        if !memdir_core::external::may_hold_external(b) {
             return Vec::new();
         }
         memdir_core::external::external_lines(&String::from_utf8_lossy(b))
