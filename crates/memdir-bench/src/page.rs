@@ -17,6 +17,9 @@ pub struct Args {
     /// Timed requests per view (after two warm-up requests).
     #[arg(long, default_value_t = 30)]
     pub runs: usize,
+    /// Only the views whose name holds this (e.g. `ranked`), to profile one view alone.
+    #[arg(long, value_name = "TEXT")]
+    pub view: Option<String>,
 }
 
 /// A `memdir serve` killed when dropped.
@@ -128,6 +131,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ("lint (first page)", "/ui/lint"),
         ("review", "/ui/review"),
     ] {
+        if a.view.as_deref().is_some_and(|v| !name.contains(v)) {
+            continue;
+        }
         let url = format!("{base}{path}");
         let mut size = 0;
         let mut times = Vec::with_capacity(a.runs);

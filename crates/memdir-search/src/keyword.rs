@@ -93,8 +93,17 @@ pub(crate) struct Index {
     files: std::cell::RefCell<Option<(i64, FileList)>>,
 }
 
-/// Every file's id and path in the index.
-type FileList = std::sync::Arc<Vec<(i64, String)>>;
+/// Every file of the index, with what ranked search reads of each.
+type FileList = std::sync::Arc<Vec<Listed>>;
+
+/// A file of the index: its id, path, first row of `lines` (its line `k` is row
+/// `first_row + k`) and its `docs` row's length in tokens.
+pub(crate) struct Listed {
+    pub id: i64,
+    pub path: String,
+    pub first_row: i64,
+    pub doc_len: i64,
+}
 
 /// A folder's keyword index kept open between the searches of one long-lived memory, so a
 /// search does not pay for opening SQLite, reading the schema (the FTS5 tables' set-up) and
@@ -196,7 +205,8 @@ impl Index {
         })
     }
 
-    /// Every file's id and path, read again only when the table may have changed. Called
+    /// Every file's id, path, first row and length, read again only when the table may have
+    /// changed. Called
     /// inside a read transaction, the list and what the search reads next are one snapshot.
     pub fn files(&self) -> Result<FileList, Error> {
         let version: i64 = self
@@ -210,10 +220,17 @@ impl Index {
         }
         let mut st = self
             .conn
-            .prepare_cached("SELECT id, path FROM files")
+            .prepare_cached("SELECT id, path, first_row, doc_len FROM files")
             .map_err(db_err)?;
         let files = st
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .query_map([], |r| {
+                Ok(Listed {
+                    id: r.get(0)?,
+                    path: r.get(1)?,
+                    first_row: r.get(2)?,
+                    doc_len: r.get(3)?,
+                })
+            })
             .map_err(db_err)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err)?;

@@ -25,8 +25,9 @@
 use super::sqlite::db_err;
 use crate::error::Error;
 use rusqlite::{Connection, params};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// FTS5's BM25 constants.
 const K1: f64 = 1.2;
@@ -273,7 +274,7 @@ pub(crate) struct Candidate {
 /// The statistics of one term.
 struct TermInfo {
     /// Per file: its postings.
-    files: HashMap<i64, Meta>,
+    files: FxHashMap<i64, Meta>,
     line_hits: i64,
     doc_hits: i64,
 }
@@ -327,7 +328,7 @@ impl Eq for Entry<'_> {}
 /// line order), and the `docs` score of every file that holds one.
 pub(crate) struct Found {
     pub lines: Vec<Candidate>,
-    pub doc_score: HashMap<i64, f64>,
+    pub doc_score: FxHashMap<i64, f64>,
     /// Files that could hold a matching line, and how many of them were scored (what the
     /// tests check the stopping with).
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
@@ -336,12 +337,32 @@ pub(crate) struct Found {
     pub visited: usize,
 }
 
-/// Scores the lines of the files in `scope` (file id to path) that match `q`, and keeps the
-/// best `keep` (all with `None`), ordered by score, then path, then line.
+/// A file a search may find lines in, as the index lists it.
+#[derive(Clone, Copy)]
+pub(crate) struct InScope<'a> {
+    pub path: &'a str,
+    /// The row of `lines` of its first line.
+    pub first_row: i64,
+    /// Its `docs` row's length in tokens.
+    pub doc_len: i64,
+}
+
+impl<'a> InScope<'a> {
+    pub(crate) fn of(f: &'a super::keyword::Listed) -> InScope<'a> {
+        InScope {
+            path: &f.path,
+            first_row: f.first_row,
+            doc_len: f.doc_len,
+        }
+    }
+}
+
+/// Scores the lines of the files in `scope` (by file id) that match `q`, and keeps the best
+/// `keep` (all with `None`), ordered by score, then path, then line.
 pub(crate) fn top_lines(
     conn: &Connection,
     q: &LineQuery<'_>,
-    scope: &HashMap<i64, &str>,
+    scope: &FxHashMap<i64, InScope<'_>>,
     keep: Option<usize>,
 ) -> Result<Found, Error> {
     let (docs, lines, line_tokens, doc_tokens): (i64, i64, i64, i64) = conn
@@ -354,7 +375,7 @@ pub(crate) fn top_lines(
         .map_err(db_err)?;
     let empty = Found {
         lines: Vec::new(),
-        doc_score: HashMap::new(),
+        doc_score: FxHashMap::default(),
         files: 0,
         visited: 0,
     };
@@ -382,7 +403,7 @@ pub(crate) fn top_lines(
             .map_err(db_err)?;
         for term in &names {
             let mut t = TermInfo {
-                files: HashMap::new(),
+                files: FxHashMap::default(),
                 line_hits: 0,
                 doc_hits: 0,
             };
@@ -430,7 +451,7 @@ pub(crate) fn top_lines(
 
     // The files that can hold a matching line, best bound first.
     let mut visits: Vec<Visit> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = FxHashSet::default();
     for &i in &any {
         for &file in info[i].files.keys() {
             if !seen.insert(file) || !scope.contains_key(&file) {
@@ -470,8 +491,12 @@ pub(crate) fn top_lines(
             break;
         }
         visited += 1;
-        let path = scope.get(&v.file_id).copied().unwrap_or("");
-        let first_row = file_first_row(conn, v.file_id)?;
+        let Some(&InScope {
+            path, first_row, ..
+        }) = scope.get(&v.file_id)
+        else {
+            continue;
+        };
         touched.clear();
         // Decode this file's postings of every term into per-row column bits.
         let mut file_terms: Vec<Vec<(u32, u32, u32, Counts)>> = Vec::with_capacity(nterms);
@@ -556,8 +581,8 @@ pub(crate) fn top_lines(
             (i, idf(docs, info[i].doc_hits))
         })
         .collect();
-    let mut doc_score = HashMap::new();
-    let mut done = std::collections::HashSet::new();
+    let mut doc_score = FxHashMap::default();
+    let mut done = FxHashSet::default();
     for c in &lines {
         if !done.insert(c.file_id) {
             continue;
@@ -568,7 +593,7 @@ pub(crate) fn top_lines(
         if !doc_idf.iter().any(|&(j, _)| holds(j)) {
             continue;
         }
-        let len = file_doc_len(conn, c.file_id)? as f64;
+        let len = scope.get(&c.file_id).map_or(0, |f| f.doc_len) as f64;
         let mut s = 0.0;
         for &(j, idf) in &doc_idf {
             let tf = info[j].files.get(&c.file_id).map_or(0, |m| m.doc_tf);
@@ -589,18 +614,6 @@ fn damaged() -> Error {
         "search index: a posting list is damaged; delete .memdir/{} to rebuild it",
         super::sqlite::KEYWORD_DB
     ))
-}
-
-fn file_first_row(conn: &Connection, id: i64) -> Result<i64, Error> {
-    conn.prepare_cached("SELECT first_row FROM files WHERE id = ?1")
-        .and_then(|mut st| st.query_row([id], |r| r.get(0)))
-        .map_err(db_err)
-}
-
-fn file_doc_len(conn: &Connection, id: i64) -> Result<i64, Error> {
-    conn.prepare_cached("SELECT doc_len FROM files WHERE id = ?1")
-        .and_then(|mut st| st.query_row([id], |r| r.get(0)))
-        .map_err(db_err)
 }
 
 /// Decodes one posting list into `(row, line, tokens, counts)`; `None` if it is damaged.
@@ -628,6 +641,7 @@ mod tests {
     use crate::keyword::Index;
     use crate::walk::{FileRef, Held};
     use memdir_core::tokenize::Tokenizer;
+    use std::collections::HashMap;
     use std::sync::Arc;
 
     fn held(rel: &str, text: &str) -> FileRef {
@@ -664,7 +678,8 @@ mod tests {
             doc_scored: &ranked,
             weights: (1.0, 0.2),
         };
-        let scope: HashMap<i64, &str> = [(1, "a.md"), (2, "b.md"), (3, "c.md")].into();
+        let listed = index.files().unwrap();
+        let scope = listed.iter().map(|f| (f.id, InScope::of(f))).collect();
         let found = top_lines(&index.conn, &q, &scope, None).unwrap();
         let mut st = index
             .conn
@@ -731,7 +746,8 @@ mod tests {
             doc_scored: &ranked,
             weights: (1.0, 0.2),
         };
-        let scope: HashMap<i64, &str> = (1..=100).map(|id| (id, "")).collect();
+        let listed = index.files().unwrap();
+        let scope = listed.iter().map(|f| (f.id, InScope::of(f))).collect();
         let found = top_lines(&index.conn, &q, &scope, Some(10)).unwrap();
         assert_eq!(found.files, 100);
         assert_eq!(found.lines.len(), 10);

@@ -17,7 +17,7 @@ use memdir_core::note::{Meta, Note};
 use memdir_core::query::{Query, contains_run};
 use memdir_core::tokenize::{Tokenizer, split_line};
 use rusqlite::params;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Weights of the `body` and `speaker` columns in a line's BM25.
 const W_BODY: f64 = 1.0;
@@ -219,7 +219,7 @@ pub(crate) fn search_with(
         };
 
         // Files in scope (and meeting the frontmatter filters), by id.
-        let in_scope: HashMap<&str, &FileRef> = all
+        let in_scope: FxHashMap<&str, &FileRef> = all
             .iter()
             .filter(|f| scope.keeps(&f.rel, f.date))
             .filter(|f| {
@@ -232,10 +232,15 @@ pub(crate) fn search_with(
         if terms.ranked.is_empty() {
             return Ok(filtered_notes(in_scope.into_values().collect(), req));
         }
-        let ids: HashMap<i64, &FileRef> = index
-            .files()?
+        let listed = index.files()?;
+        let ids: FxHashMap<i64, (&FileRef, postings::InScope<'_>)> = listed
             .iter()
-            .filter_map(|(id, path)| Some((*id, *in_scope.get(path.as_str())?)))
+            .filter_map(|l| {
+                Some((
+                    l.id,
+                    (*in_scope.get(l.path.as_str())?, postings::InScope::of(l)),
+                ))
+            })
             .collect();
         // One hit per file needs every matching line to count the files; otherwise the best
         // CANDIDATES lines by their own score are enough.
@@ -246,9 +251,9 @@ pub(crate) fn search_with(
         };
         let (mut cands, doc_score) = match early {
             Some(e) => {
-                let paths: HashMap<i64, &str> =
-                    ids.iter().map(|(id, f)| (*id, f.rel.as_str())).collect();
-                let found = postings::top_lines(conn, &e.query(), &paths, keep)?;
+                let scope: FxHashMap<i64, postings::InScope<'_>> =
+                    ids.iter().map(|(id, (_, s))| (*id, *s)).collect();
+                let found = postings::top_lines(conn, &e.query(), &scope, keep)?;
                 let cands = found
                     .lines
                     .into_iter()
@@ -268,7 +273,7 @@ pub(crate) fn search_with(
             fill_texts(conn, cands.iter_mut())?;
             cands.retain(|c| terms.phrases_in(c.text.as_deref().unwrap_or(""), tok));
         }
-        let line_score: HashMap<(i64, i64), f64> = cands
+        let line_score: FxHashMap<(i64, i64), f64> = cands
             .iter()
             .map(|c| ((c.file_id, c.line), c.score))
             .collect();
@@ -278,7 +283,7 @@ pub(crate) fn search_with(
         };
         let mut scored = Vec::new();
         for c in cands {
-            let Some(f) = ids.get(&c.file_id) else {
+            let Some((f, _)) = ids.get(&c.file_id) else {
                 continue;
             };
             let why = Why {
@@ -365,10 +370,10 @@ fn fill_texts<'c>(
 fn full_lines(
     conn: &rusqlite::Connection,
     terms: &Terms,
-    ids: &HashMap<i64, &FileRef>,
+    ids: &FxHashMap<i64, (&FileRef, postings::InScope<'_>)>,
     corpus_files: usize,
     keep: Option<usize>,
-) -> Result<(Vec<Cand>, HashMap<i64, f64>), Error> {
+) -> Result<(Vec<Cand>, FxHashMap<i64, f64>), Error> {
     let expr = or_of(&terms.ranked);
     let line_expr = terms.line_expr();
     let narrowed = ids.len() < corpus_files;
@@ -390,7 +395,7 @@ fn full_lines(
         ""
     };
 
-    let mut doc_score: HashMap<i64, f64> = HashMap::new();
+    let mut doc_score: FxHashMap<i64, f64> = FxHashMap::default();
     {
         let sql = format!("SELECT file_id, bm25(docs) FROM docs WHERE docs MATCH ?1 {filter}");
         let mut st = conn.prepare(&sql).map_err(db_err)?;
