@@ -58,6 +58,10 @@ pub struct Args {
     /// The memdir binary (default: beside this one).
     #[arg(long)]
     pub memdir: Option<PathBuf>,
+    /// Leave PostgreSQL's statement log off: writing every statement to the server's log costs
+    /// the database's CPU, which then counts in the CPU per request (no statement count then).
+    #[arg(long)]
+    pub no_statement_log: bool,
 }
 
 /// Clock ticks per second in `/proc/<pid>/stat` (`USER_HZ`, 100 on every Linux this runs on).
@@ -624,6 +628,7 @@ fn bench(a: &Args, active: usize, memdir: &Path, server: &str, db: &str) -> anyh
 
     // The statement log, when this process can read the server's log file.
     let log_file = memdir_store_pg::testing::server_log();
+    let log_file = log_file.filter(|_| !a.no_statement_log);
     if log_file.is_some() {
         pg.exec(&format!("ALTER DATABASE {db} SET log_statement = 'all'"))?;
     }
@@ -800,6 +805,9 @@ fn bench(a: &Args, active: usize, memdir: &Path, server: &str, db: &str) -> anyh
             "statements per request of the mix: {:.2} (PostgreSQL's statement log, log_statement = 'all' on {db}; BEGIN and COMMIT counted)",
             per(s as f64)
         ),
+        None if a.no_statement_log => {
+            println!("statements per request: not counted (--no-statement-log)")
+        }
         None => println!(
             "statements per request: not counted (the server's log is not readable here: set MEMDIR_TEST_PG_LOG)"
         ),
