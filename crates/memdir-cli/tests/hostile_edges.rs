@@ -314,6 +314,35 @@ fn lint_compares_an_external_notes_index_line_as_rendered() {
     );
 }
 
+/// Grep works out a hit's external marks from the bytes it searched; a file too large to read
+/// whole (over 16 MB, streamed) has its marks read apart, and its external entry is still
+/// marked while the person's own line beside it is not.
+#[test]
+fn search_marks_external_lines_of_a_file_too_large_to_read_whole() {
+    let f = Fixture::new();
+    let mut log = String::with_capacity(17 << 20);
+    while log.len() < 17 << 20 {
+        log.push_str("- 08:00 a filler entry of a very long day, nothing to find on it\n");
+    }
+    log.push_str("- 09:05 [external] needle from a fetched page\n- 09:06 my own needle\n");
+    f.put("log/2026-11-29.md", &log);
+    let json = stdout(
+        &f.cmd()
+            .args(["search", "--json", "needle", "--path", "log"])
+            .assert()
+            .success(),
+    );
+    let hits: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(hits.len(), 2, "{json}");
+    for hit in &hits {
+        let fetched = hit["text"].as_str().unwrap().contains("fetched");
+        assert_eq!(hit["external"] == true, fetched, "{hit}");
+    }
+}
+
 /// Issue 37, item 5: search answered external lines bare (an external note's body, an
 /// `[external]` log entry, `MEMORY.md`'s fenced lines), so through search they read like the
 /// agent's own. Now they come inside untrusted blocks, as `context` shows them, in `memdir

@@ -145,6 +145,10 @@ struct FileResult {
     text: String,
     raw: Option<Arc<Held>>,
     matches: usize,
+    /// Which lines of the file came from an external source, worked out here from the bytes
+    /// just searched when the file has lines to show; `None` where they were not (a file too
+    /// large to read whole), which the caller then reads itself.
+    marks: Option<Vec<bool>>,
 }
 
 impl FileResult {
@@ -281,6 +285,29 @@ fn search_file(
     f: &FileRef,
     keep_text: bool,
 ) -> FileResult {
+    let (mut out, bytes) = search_file_bytes(m, lit, s, f, keep_text);
+    // The external marks of a file with lines to show, from the bytes in hand, on this search
+    // thread: read again later they would cost a second open and read per file.
+    if let Some(b) = bytes
+        && !out.lines.is_empty()
+    {
+        out.marks = Some(if memdir_core::external::may_hold_external(b) {
+            memdir_core::external::external_lines(&String::from_utf8_lossy(b))
+        } else {
+            Vec::new()
+        });
+    }
+    out
+}
+
+/// [`search_file`]'s search, with the bytes it searched when it had them whole.
+fn search_file_bytes<'b>(
+    m: &RegexMatcher,
+    lit: Option<&Literal>,
+    s: &'b mut Searchers,
+    f: &'b FileRef,
+    keep_text: bool,
+) -> (FileResult, Option<&'b [u8]>) {
     let Searchers {
         full,
         count,
@@ -300,20 +327,20 @@ fn search_file(
         // A file that cannot be read (gone, permissions, now a symlink) is skipped, like `grep -s`.
         None => {
             let Ok(mut file) = open_file(&f.abs) else {
-                return FileResult::default();
+                return (FileResult::default(), None);
             };
             match file.metadata() {
                 Ok(meta) if meta.len() <= WHOLE_READ_MAX => {
                     if read_sized(&mut file, meta.len(), buf).is_err() {
-                        return FileResult::default();
+                        return (FileResult::default(), None);
                     }
                     buf
                 }
                 _ => {
                     searcher.set_binary_detection(BinaryDetection::quit(b'\0'));
                     return match searcher.search_file(m, &file, &mut sink) {
-                        Ok(()) => sink.out,
-                        Err(_) => FileResult::default(),
+                        Ok(()) => (sink.out, None),
+                        Err(_) => (FileResult::default(), None),
                     };
                 }
             }
@@ -334,16 +361,17 @@ fn search_file(
             }
         };
         if !keep_text {
-            return FileResult {
+            let out = FileResult {
                 matches: lit.count_lines(hay),
                 ..FileResult::default()
             };
+            return (out, None);
         }
         if lit.plain {
-            return lit.lines(hay, bytes, held);
+            return (lit.lines(hay, bytes, held), Some(bytes));
         }
         if lit.finder.find(hay).is_none() {
-            return FileResult::default();
+            return (FileResult::default(), None);
         }
     }
     // Bytes known to be text need no binary check; others stop at a NUL like grep.
@@ -354,8 +382,8 @@ fn search_file(
         BinaryDetection::quit(b'\0')
     });
     match searcher.search_slice(m, bytes, &mut sink) {
-        Ok(()) => sink.out,
-        Err(_) => FileResult::default(),
+        Ok(()) => (sink.out, Some(bytes)),
+        Err(_) => (FileResult::default(), None),
     }
 }
 
@@ -382,9 +410,12 @@ const WALK_RUN: usize = 32;
 
 /// Runs a grep over `files` in path order, handing each result line to `emit` in that order,
 /// and returns how many matches the budget left out. An error from `emit` stops the search.
+/// A hit's external mark comes from its file's marks, worked out by the search thread from the
+/// bytes it searched, or by `marks_of` (given the file's path) where it had none.
 pub(crate) fn search(
     files: Files<'_>,
     req: &SearchRequest,
+    marks_of: &dyn Fn(&str) -> Vec<bool>,
     emit: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
 ) -> Result<usize, Error> {
     let m = matcher(req)?;
@@ -408,6 +439,7 @@ pub(crate) fn search(
         let date = f.date_string();
         let mut shown = 0;
         let mut scratch = String::new();
+        let marks = r.marks.unwrap_or_else(|| marks_of(&f.rel));
         for (line, is_context, range) in r.lines {
             let text = match &r.raw {
                 Some(h) => {
@@ -424,7 +456,11 @@ pub(crate) fn search(
                 score: None,
                 date: date.as_deref(),
                 is_context,
-                external: false,
+                external: usize::try_from(line)
+                    .ok()
+                    .and_then(|l| marks.get(l.checked_sub(1)?))
+                    .copied()
+                    .unwrap_or(false),
                 why: None,
             };
             if !budget.take(&hit) {

@@ -473,21 +473,6 @@ impl Searcher<'_> {
         progress: Progress<'_>,
         each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error>,
     ) -> Result<usize, Error> {
-        // Each hit is marked external by its file's marks, read once per file; a store's files
-        // come from the listing the search read (`listed`), so marking sends no request.
-        let listed = std::cell::OnceCell::new();
-        let mut marks: std::collections::HashMap<String, Vec<bool>> = Default::default();
-        let mut marked = |mut h: HitRef<'_>| {
-            let lines = marks
-                .entry(h.path.to_string())
-                .or_insert_with(|| external_marks(self.corpus, &listed, h.path));
-            let i = usize::try_from(h.line)
-                .unwrap_or(usize::MAX)
-                .wrapping_sub(1);
-            h.external = lines.get(i).copied().unwrap_or(false);
-            each(h)
-        };
-        let each: &mut dyn FnMut(HitRef<'_>) -> Result<(), Error> = &mut marked;
         if req.pattern.is_empty() {
             return Err(Error::Invalid(
                 "the search pattern is empty: give the words or text to look for".to_string(),
@@ -502,6 +487,10 @@ impl Searcher<'_> {
         }
         let scope = walk::Scope::new(req)?;
         let corpus = self.corpus;
+        // Each hit is marked external by its file's marks: grep works them out from the bytes
+        // it searched; the other modes read them once per file (a warm copy's from the bytes
+        // it holds, a store's from the listing the search read), so marking sends no request.
+        let listed = std::cell::OnceCell::new();
         if req.mode != Mode::Grep
             && let Corpus::Folder(root) = corpus
             && let Some((files, _)) = self.warm_files(root, &walk::Scope::everything())
@@ -510,22 +499,22 @@ impl Searcher<'_> {
             // from the disk (this is the list ranked and vector search sync against).
             let _ = listed.set(files);
         }
+        let marks_of = |path: &str| external_marks(corpus, &listed, path);
         let found = match (req.mode, corpus) {
             (Mode::Grep, Corpus::Folder(root)) => {
                 // A warm copy's list, or a walk searched as it goes.
                 return match self.warm_files(root, &scope) {
                     Some((files, _)) => {
-                        let _ = listed.set(std::sync::Arc::clone(&files));
-                        grep::search(grep::Files::Listed(&files), req, each)
+                        grep::search(grep::Files::Listed(&files), req, &marks_of, each)
                     }
-                    None => grep::search(grep::Files::Walk(root, &scope), req, each),
+                    None => grep::search(grep::Files::Walk(root, &scope), req, &marks_of, each),
                 };
             }
             (Mode::Grep, Corpus::Store { store, .. }) => {
                 let files = std::sync::Arc::new(walk::from_store(store, &scope)?);
-                // The marks of a hit's file come from the files grep reads (a hit is in scope).
+                // The marks of a file grep did not read whole come from the files it listed.
                 let _ = listed.set(std::sync::Arc::clone(&files));
-                return grep::search(grep::Files::Listed(&files), req, each);
+                return grep::search(grep::Files::Listed(&files), req, &marks_of, each);
             }
             (Mode::Ranked, _) => ranked::search(self, &scope, req),
             (Mode::Semantic, _) => vector::search(self, &scope, req, progress),
@@ -533,8 +522,18 @@ impl Searcher<'_> {
                 hybrid::search(self, &scope, req, &HybridOptions::default(), progress)
             }
         }?;
+        let mut marks: std::collections::HashMap<&str, Vec<bool>> = Default::default();
         for h in &found.hits {
-            each(h.as_ref())?;
+            let lines = marks
+                .entry(h.path.as_str())
+                .or_insert_with(|| marks_of(&h.path));
+            let mut h = h.as_ref();
+            h.external = usize::try_from(h.line)
+                .ok()
+                .and_then(|l| lines.get(l.checked_sub(1)?))
+                .copied()
+                .unwrap_or(false);
+            each(h)?;
         }
         Ok(found.omitted)
     }
