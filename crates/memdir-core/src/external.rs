@@ -57,6 +57,15 @@ fn frontmatter_bytes(text: &[u8]) -> &[u8] {
     &text[..at]
 }
 
+/// [`external_lines`] of a file's bytes, empty when none can be external (most files: those
+/// are neither decoded nor split into lines).
+pub fn external_lines_of(bytes: &[u8]) -> Vec<bool> {
+    if !may_hold_external(bytes) {
+        return Vec::new();
+    }
+    external_lines(&String::from_utf8_lossy(bytes))
+}
+
 /// One flag per line of `text` (as [`str::lines`] splits it): true where the line came from an
 /// external source.
 pub fn external_lines(text: &str) -> Vec<bool> {

@@ -291,11 +291,7 @@ fn search_file(
     if let Some(b) = bytes
         && !out.lines.is_empty()
     {
-        out.marks = Some(if memdir_core::external::may_hold_external(b) {
-            memdir_core::external::external_lines(&String::from_utf8_lossy(b))
-        } else {
-            Vec::new()
-        });
+        out.marks = Some(memdir_core::external::external_lines_of(b));
     }
     out
 }

@@ -206,8 +206,8 @@ impl Index {
     }
 
     /// Every file's id, path, first row and length, read again only when the table may have
-    /// changed. Called
-    /// inside a read transaction, the list and what the search reads next are one snapshot.
+    /// changed. Called inside a read transaction, the list and what the search reads next are
+    /// one snapshot.
     pub fn files(&self) -> Result<FileList, Error> {
         let version: i64 = self
             .conn

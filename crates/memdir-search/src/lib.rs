@@ -403,14 +403,7 @@ fn external_marks(
     listed: &std::cell::OnceCell<std::sync::Arc<Vec<walk::FileRef>>>,
     path: &str,
 ) -> Vec<bool> {
-    let marks = |b: &[u8]| {
-        // Most files have no external line and nothing that could spell one: those are
-        // neither decoded nor split into lines, nor their frontmatter parsed.
-        if !memdir_core::external::may_hold_external(b) {
-            return Vec::new();
-        }
-        memdir_core::external::external_lines(&String::from_utf8_lossy(b))
-    };
+    let marks = memdir_core::external::external_lines_of;
     // A file the search already holds (a store's, or a warm copy's) is not read again.
     let held = |files: &[walk::FileRef]| {
         // A warm copy's list is in path order; a store's may not be.
