@@ -30,31 +30,9 @@ pub fn may_hold_external(text: &[u8]) -> bool {
             .is_some_and(|w| w.eq_ignore_ascii_case(word))
     });
     spelled
-        || frontmatter_bytes(text)
+        || crate::note::frontmatter_bytes(text)
             .iter()
             .any(|&c| c == b'\\' || c == b'!')
-}
-
-/// The bytes of a note's frontmatter as [`Note::parse`](crate::note::Note::parse) reads it (the
-/// opening line to its closing `---` or `...` line), or more where this reads the lines more
-/// narrowly than it does (which only makes [`may_hold_external`] look further); empty when the
-/// text (after byte order marks) does not start with `---`.
-fn frontmatter_bytes(text: &[u8]) -> &[u8] {
-    let mut start = text;
-    while let Some(rest) = start.strip_prefix("\u{feff}".as_bytes()) {
-        start = rest;
-    }
-    if !start.starts_with(b"---") {
-        return &[];
-    }
-    let mut at = 0;
-    for (i, line) in text.split_inclusive(|&c| c == b'\n').enumerate() {
-        at += line.len();
-        if i > 0 && matches!(line.trim_ascii_end(), b"---" | b"...") {
-            break;
-        }
-    }
-    &text[..at]
 }
 
 /// [`external_lines`] of a file's bytes, empty when none can be external (most files: those

@@ -244,6 +244,28 @@ pub struct Note {
     pub body_line: usize,
 }
 
+/// The bytes of a note's frontmatter as [`Note::parse`] reads it (the
+/// opening line to its closing `---` or `...` line), or more where this reads the lines more
+/// narrowly than it does (which only makes a search of it for a key look further); empty when the
+/// text (after byte order marks) does not start with `---`.
+pub fn frontmatter_bytes(text: &[u8]) -> &[u8] {
+    let mut start = text;
+    while let Some(rest) = start.strip_prefix("\u{feff}".as_bytes()) {
+        start = rest;
+    }
+    if !start.starts_with(b"---") {
+        return &[];
+    }
+    let mut at = 0;
+    for (i, line) in text.split_inclusive(|&c| c == b'\n').enumerate() {
+        at += line.len();
+        if i > 0 && matches!(line.trim_ascii_end(), b"---" | b"...") {
+            break;
+        }
+    }
+    &text[..at]
+}
+
 impl Note {
     /// Parses a note's text. Never fails: problems land in [`Note::errors`].
     pub fn parse(text: &str) -> Note {

@@ -16,7 +16,8 @@
 use crate::Why;
 use crate::walk::FileRef;
 use memdir_core::links::Resolver;
-use memdir_core::note::{Note, SUPERSEDED_BY_KEY, is_note_path};
+use memdir_core::note::{Note, SUPERSEDED_BY_KEY, frontmatter_bytes, is_note_path};
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 
 /// What a superseded note's scores are multiplied by (divided by, when negative).
@@ -44,7 +45,8 @@ fn note_bytes(f: &FileRef) -> Option<std::borrow::Cow<'_, [u8]>> {
 /// every ranked search cost more than the rest of the ranking.
 fn superseded_by(f: &FileRef) -> Option<String> {
     let bytes = note_bytes(f)?;
-    memchr::memmem::find(&bytes, SUPERSEDED_BY_KEY.as_bytes())?;
+    // The key counts only in the frontmatter: the body (most of a note) is not searched.
+    memchr::memmem::find(frontmatter_bytes(&bytes), SUPERSEDED_BY_KEY.as_bytes())?;
     Note::parse(&String::from_utf8_lossy(&bytes))
         .meta
         .superseded_by
@@ -67,7 +69,7 @@ pub(crate) fn demote<T>(
     part: impl Fn(&mut T) -> (&FileRef, &mut f64, Option<&mut Why>),
 ) {
     // The notes among the results that say they are superseded, with the link they give.
-    let mut seen: HashMap<String, Option<String>> = HashMap::new();
+    let mut seen: FxHashMap<String, Option<String>> = FxHashMap::default();
     for item in items.iter_mut() {
         let (f, ..) = part(item);
         if !seen.contains_key(&f.rel) {
@@ -75,7 +77,7 @@ pub(crate) fn demote<T>(
             seen.insert(f.rel.clone(), target);
         }
     }
-    let superseded: HashMap<String, String> = seen
+    let superseded: FxHashMap<String, String> = seen
         .into_iter()
         .filter_map(|(p, t)| Some((p, t?)))
         .collect();

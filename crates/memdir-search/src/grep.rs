@@ -473,7 +473,7 @@ pub(crate) fn search(
         omitted += r.matches.saturating_sub(shown);
     };
 
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::cores();
     std::thread::scope(|sc| {
         let mut d = Dispatch::new(sc, job, cores);
         match files {

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Bump when the tables or what goes into them change.
-const SCHEMA: u32 = 4;
+const SCHEMA: u32 = 5;
 
 /// Files bigger than this are indexed by their first this-many bytes only.
 const MAX_INDEXED_BYTES: usize = 8 << 20;
@@ -48,19 +48,14 @@ CREATE TABLE IF NOT EXISTS files(
     ntok INTEGER NOT NULL DEFAULT 0,
     doc_len INTEGER NOT NULL DEFAULT 0
 );
--- One row per term and file: how many of the file's lines hold it (`nrows`), how often its
--- `docs` row does (`doc_tf`), the most times one line holds it in its body, speaker and
--- unindexed columns (`bmax`, `smax`, `umax`) and the fewest tokens of a line holding it
--- (`dmin`), which bound its score in the file; `data` lists those lines (see `postings.rs`).
+-- One row per term and file. `data` starts with how many of the file's lines hold the term, how
+-- often its `docs` row does, the most times one line holds it in its body, speaker and
+-- unindexed columns and the fewest tokens of a line holding it (which bound its score in the
+-- file), then lists those lines (see `postings.rs`): one blob, so a query reads two columns a
+-- row, not eight.
 CREATE TABLE IF NOT EXISTS postings(
     term TEXT NOT NULL,
     file_id INTEGER NOT NULL,
-    nrows INTEGER NOT NULL,
-    doc_tf INTEGER NOT NULL,
-    bmax INTEGER NOT NULL,
-    smax INTEGER NOT NULL,
-    umax INTEGER NOT NULL,
-    dmin INTEGER NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY(term, file_id)
 ) WITHOUT ROWID;
@@ -103,6 +98,8 @@ pub(crate) struct Listed {
     pub path: String,
     pub first_row: i64,
     pub doc_len: i64,
+    /// Its place in the list, which is in path order.
+    pub rank: u32,
 }
 
 /// A folder's keyword index kept open between the searches of one long-lived memory, so a
@@ -229,11 +226,17 @@ impl Index {
                     path: r.get(1)?,
                     first_row: r.get(2)?,
                     doc_len: r.get(3)?,
+                    rank: 0,
                 })
             })
             .map_err(db_err)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err)?;
+        let mut files = files;
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        for (rank, f) in files.iter_mut().enumerate() {
+            f.rank = u32::try_from(rank).unwrap_or(u32::MAX);
+        }
         let files = std::sync::Arc::new(files);
         *self.files.borrow_mut() = Some((version, files.clone()));
         Ok(files)

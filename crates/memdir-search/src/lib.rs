@@ -62,6 +62,13 @@ use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 
+/// The cores this process may use, read once: `available_parallelism` reads the cgroup's
+/// files on every call, which cost a ranked search more than a hundred microseconds.
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Where a search reads its files.
 #[derive(Clone, Copy)]
 pub enum Corpus<'a> {

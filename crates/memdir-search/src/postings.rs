@@ -18,9 +18,11 @@
 //! file; files are visited by bound, best first, and the visit stops at the first file whose
 //! bound is below the current k-th best score, since no line after it can enter.
 //!
-//! `data` lists, for each line holding the term in row order, the row delta, the term's counts
-//! (body, speaker, unindexed columns), the line-number delta and the line's tokens, as LEB128
-//! varints.
+//! `data` holds, as LEB128 varints, a header (the lines holding the term, its count in the
+//! file's `docs` row, its most counts in one line's body, speaker and unindexed columns, the
+//! fewest tokens of a line holding it), then for each line holding the term in row order the
+//! row delta, the term's counts (body, speaker, unindexed columns), the line-number delta and
+//! the line's tokens.
 
 use super::sqlite::db_err;
 use crate::error::Error;
@@ -210,24 +212,23 @@ impl FilePostings {
         )
         .map_err(db_err)?;
         let mut st = tx
-            .prepare_cached(
-                "INSERT INTO postings(term, file_id, nrows, doc_tf, bmax, smax, umax, dmin, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )
+            .prepare_cached("INSERT INTO postings(term, file_id, data) VALUES (?1, ?2, ?3)")
             .map_err(db_err)?;
+        let mut data = Vec::new();
         for (term, p) in self.terms {
-            st.execute(params![
-                term,
-                id,
+            data.clear();
+            for v in [
                 p.nrows,
                 p.doc_tf,
                 p.most.body,
                 p.most.speaker,
                 p.most.unindexed,
                 p.dmin,
-                p.data
-            ])
-            .map_err(db_err)?;
+            ] {
+                put_varint(&mut data, u64::from(v));
+            }
+            data.extend_from_slice(&p.data);
+            st.execute(params![term, id, data]).map_err(db_err)?;
         }
         Ok(())
     }
@@ -271,10 +272,12 @@ pub(crate) struct Candidate {
     pub score: f64,
 }
 
-/// The statistics of one term.
+/// The postings of every file read for one term go into one buffer (`TermInfo::data`); a file's
+/// `Meta` says where its list is, so reading a term allocates once, not once per file.
 struct TermInfo {
     /// Per file: its postings.
     files: FxHashMap<i64, Meta>,
+    data: Vec<u8>,
     line_hits: i64,
     doc_hits: i64,
 }
@@ -283,7 +286,15 @@ struct Meta {
     doc_tf: i64,
     most: Counts,
     dmin: i64,
-    data: Vec<u8>,
+    /// Its posting list: `data[at..at + len]` of its term's buffer.
+    at: usize,
+    len: usize,
+}
+
+impl TermInfo {
+    fn list(&self, m: &Meta) -> &[u8] {
+        &self.data[m.at..m.at + m.len]
+    }
 }
 
 /// A file to visit, with its bound.
@@ -292,37 +303,39 @@ struct Visit {
     bound: f64,
 }
 
-/// A heap entry: greater is worse, so the heap's top is the entry to drop.
-struct Entry<'p> {
+/// A heap entry: greater is worse, so the heap's top is the entry to drop. Ties go in path
+/// order, by the file's rank among the paths (lines tie often, and comparing ranks instead of
+/// the paths' bytes was a tenth of a search of common words).
+struct Entry {
     score: f64,
-    path: &'p str,
+    rank: u32,
     row: u32,
     cand: Candidate,
 }
 
-impl Ord for Entry<'_> {
+impl Ord for Entry {
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .score
             .total_cmp(&self.score)
-            .then_with(|| self.path.cmp(other.path))
+            .then_with(|| self.rank.cmp(&other.rank))
             .then_with(|| self.row.cmp(&other.row))
     }
 }
 
-impl PartialOrd for Entry<'_> {
+impl PartialOrd for Entry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl PartialEq for Entry<'_> {
+impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
 
-impl Eq for Entry<'_> {}
+impl Eq for Entry {}
 
 /// What the early-stopping scorer found: the candidate lines, best first (ties in path and
 /// line order), and the `docs` score of every file that holds one.
@@ -339,21 +352,183 @@ pub(crate) struct Found {
 
 /// A file a search may find lines in, as the index lists it.
 #[derive(Clone, Copy)]
-pub(crate) struct InScope<'a> {
-    pub path: &'a str,
+pub(crate) struct InScope {
+    /// Its place among the index's files in path order.
+    pub rank: u32,
     /// The row of `lines` of its first line.
     pub first_row: i64,
     /// Its `docs` row's length in tokens.
     pub doc_len: i64,
 }
 
-impl<'a> InScope<'a> {
-    pub(crate) fn of(f: &'a super::keyword::Listed) -> InScope<'a> {
+impl InScope {
+    pub(crate) fn of(f: &super::keyword::Listed) -> InScope {
         InScope {
-            path: &f.path,
+            rank: f.rank,
             first_row: f.first_row,
             doc_len: f.doc_len,
         }
+    }
+}
+
+/// Files to visit from which a search splits them between threads: below this, starting a
+/// thread costs more than the visits (a few microseconds each) it saves.
+const PARALLEL_FILES: usize = 256;
+/// The most threads one search scores files on.
+const MAX_WORKERS: usize = 4;
+
+/// What scoring a file's lines needs, shared by the threads that visit files.
+struct Scoring<'s> {
+    info: &'s [TermInfo],
+    /// Indices into `info`: a matching line holds one of `any`, all of `all`, none of `none`.
+    any: &'s [usize],
+    all: &'s [usize],
+    none: &'s [usize],
+    /// The scored phrases' indices into `info`, with their IDF.
+    scored: &'s [(usize, f64)],
+    avgdl: f64,
+    weights: (f64, f64),
+    scope: &'s FxHashMap<i64, InScope>,
+}
+
+impl Scoring<'_> {
+    /// Visits `visits` in order (best bound first), scoring each file's matching lines, and
+    /// returns the best `keep` of them (all with `None`), unordered, and the files visited.
+    fn visit<'v>(
+        &self,
+        visits: impl Iterator<Item = &'v Visit>,
+        keep: Option<usize>,
+    ) -> Result<(Vec<Entry>, usize), Error> {
+        let (w_body, w_speaker) = self.weights;
+        let nterms = self.info.len();
+        let mut heap: BinaryHeap<Entry> = BinaryHeap::new();
+        let mut all_found: Vec<Entry> = Vec::new();
+        // Per row of the file being scored: (line, tokens, columns per distinct term).
+        let mut cols: Vec<Counts> = Vec::new();
+        let mut meta: Vec<(u32, u32)> = Vec::new();
+        let mut touched: Vec<u32> = Vec::new();
+        // This file's postings of each term, decoded (buffers reused from file to file).
+        let mut file_terms: Vec<Vec<(u32, u32, u32, Counts)>> = vec![Vec::new(); nterms];
+        let mut visited = 0;
+        for v in visits {
+            if let (Some(k), Some(worst)) = (keep, heap.peek())
+                && heap.len() >= k
+                && v.bound < worst.score
+            {
+                break;
+            }
+            visited += 1;
+            let Some(&InScope {
+                rank, first_row, ..
+            }) = self.scope.get(&v.file_id)
+            else {
+                continue;
+            };
+            touched.clear();
+            let mut rows = 0;
+            for (t, list) in self.info.iter().zip(file_terms.iter_mut()) {
+                list.clear();
+                if let Some(m) = t.files.get(&v.file_id) {
+                    decode(t.list(m), list).ok_or_else(damaged)?;
+                    if let Some(last) = list.last() {
+                        rows = rows.max(last.0 as usize + 1);
+                    }
+                }
+            }
+            cols.clear();
+            cols.resize(rows * nterms, Counts::default());
+            meta.clear();
+            meta.resize(rows, (0, 0));
+            for (j, list) in file_terms.iter().enumerate() {
+                let any = self.any.contains(&j);
+                for &(row, line, len, n) in list {
+                    let r = row as usize;
+                    cols[r * nterms + j] = n;
+                    meta[r] = (line, len);
+                    if any {
+                        touched.push(row);
+                    }
+                }
+            }
+            touched.sort_unstable();
+            touched.dedup();
+            for &row in &touched {
+                let c = &cols[row as usize * nterms..(row as usize + 1) * nterms];
+                if !self.all.iter().all(|&j| c[j].holds())
+                    || self.none.iter().any(|&j| c[j].holds())
+                {
+                    continue;
+                }
+                let (line, len) = meta[row as usize];
+                let mut score = 0.0;
+                for &(j, idf) in self.scored {
+                    let f = c[j].freq(w_body, w_speaker);
+                    score += idf * term_weight(f, f64::from(len), self.avgdl);
+                }
+                let e = Entry {
+                    score,
+                    rank,
+                    row,
+                    cand: Candidate {
+                        file_id: v.file_id,
+                        line: i64::from(line),
+                        rowid: first_row + i64::from(row),
+                        score,
+                    },
+                };
+                match keep {
+                    None => all_found.push(e),
+                    Some(k) => {
+                        if heap.len() < k {
+                            heap.push(e);
+                        } else if let Some(mut worst) = heap.peek_mut()
+                            && e < *worst
+                        {
+                            // Replaced in place: one sift down instead of a pop and a push.
+                            *worst = e;
+                        }
+                    }
+                }
+            }
+        }
+        Ok((
+            if keep.is_some() {
+                heap.into_vec()
+            } else {
+                all_found
+            },
+            visited,
+        ))
+    }
+
+    /// [`Scoring::visit`] over `visits` split between `workers` threads: the best `keep` of
+    /// the lines they find (all with `None`), unordered, and the files visited.
+    fn split(
+        &self,
+        visits: &[Visit],
+        keep: Option<usize>,
+        workers: usize,
+    ) -> Result<(Vec<Entry>, usize), Error> {
+        if workers <= 1 {
+            return self.visit(visits.iter(), keep);
+        }
+        let parts = std::thread::scope(|sc| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| sc.spawn(move || self.visit(visits.iter().skip(w).step_by(workers), keep)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect::<Vec<_>>()
+        });
+        let mut found = Vec::new();
+        let mut visited = 0;
+        for part in parts {
+            let (f, v) = part?;
+            found.extend(f);
+            visited += v;
+        }
+        Ok((found, visited))
     }
 }
 
@@ -362,8 +537,20 @@ impl<'a> InScope<'a> {
 pub(crate) fn top_lines(
     conn: &Connection,
     q: &LineQuery<'_>,
-    scope: &FxHashMap<i64, InScope<'_>>,
+    scope: &FxHashMap<i64, InScope>,
     keep: Option<usize>,
+) -> Result<Found, Error> {
+    top_lines_on(conn, q, scope, keep, None)
+}
+
+/// [`top_lines`] on `threads` threads (`None`: as many as the files to visit are worth, up to
+/// [`MAX_WORKERS`]), which gives the same answer whatever the number.
+fn top_lines_on(
+    conn: &Connection,
+    q: &LineQuery<'_>,
+    scope: &FxHashMap<i64, InScope>,
+    keep: Option<usize>,
+    threads: Option<usize>,
 ) -> Result<Found, Error> {
     let (docs, lines, line_tokens, doc_tokens): (i64, i64, i64, i64) = conn
         .query_row(
@@ -396,37 +583,48 @@ pub(crate) fn top_lines(
     let mut info = Vec::with_capacity(names.len());
     {
         let mut st = conn
-            .prepare_cached(
-                "SELECT file_id, nrows, doc_tf, bmax, smax, umax, dmin, data
-                 FROM postings WHERE term = ?1",
-            )
+            .prepare_cached("SELECT file_id, data FROM postings WHERE term = ?1")
             .map_err(db_err)?;
         for term in &names {
             let mut t = TermInfo {
-                files: FxHashMap::default(),
+                // At most one row per file of the index: sized up front, as growing it
+                // rehashed every entry several times (capped: a rare term's map stays small).
+                files: FxHashMap::with_capacity_and_hasher(
+                    usize::try_from(docs).unwrap_or(0).min(4096),
+                    Default::default(),
+                ),
+                data: Vec::new(),
                 line_hits: 0,
                 doc_hits: 0,
             };
-            let rows = st
-                .query_map([term], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        Meta {
-                            doc_tf: r.get(2)?,
-                            most: Counts {
-                                body: r.get(3)?,
-                                speaker: r.get(4)?,
-                                unindexed: r.get(5)?,
-                            },
-                            dmin: r.get(6)?,
-                            data: r.get(7)?,
-                        },
-                    ))
-                })
-                .map_err(db_err)?;
-            for row in rows {
-                let (file, nrows, meta) = row.map_err(db_err)?;
+            let mut rows = st.query([term]).map_err(db_err)?;
+            while let Some(r) = rows.next().map_err(db_err)? {
+                let file: i64 = r.get(0).map_err(db_err)?;
+                let rusqlite::types::ValueRef::Blob(blob) = r.get_ref(1).map_err(db_err)? else {
+                    return Err(damaged());
+                };
+                let mut at = 0;
+                let mut head = [0i64; 6];
+                for v in &mut head {
+                    *v = get_varint(blob, &mut at)
+                        .and_then(|v| i64::try_from(v).ok())
+                        .ok_or_else(damaged)?;
+                }
+                let [nrows, doc_tf, bmax, smax, umax, dmin] = head;
+                let count = |v: i64| u32::try_from(v).map_err(|_| damaged());
+                let list = &blob[at..];
+                let meta = Meta {
+                    doc_tf,
+                    most: Counts {
+                        body: count(bmax)?,
+                        speaker: count(smax)?,
+                        unindexed: count(umax)?,
+                    },
+                    dmin,
+                    at: t.data.len(),
+                    len: list.len(),
+                };
+                t.data.extend_from_slice(list);
                 t.line_hits += nrows;
                 t.doc_hits += i64::from(meta.doc_tf > 0);
                 t.files.insert(file, meta);
@@ -475,100 +673,29 @@ pub(crate) fn top_lines(
     }
     visits.sort_by(|a, b| b.bound.total_cmp(&a.bound));
 
-    let mut heap: BinaryHeap<Entry<'_>> = BinaryHeap::new();
-    let mut all_found: Vec<Entry<'_>> = Vec::new();
-    // Per row of the file being scored: (line, tokens, columns per distinct term).
-    let nterms = names.len();
-    let mut cols: Vec<Counts> = Vec::new();
-    let mut meta: Vec<(u32, u32)> = Vec::new();
-    let mut touched: Vec<u32> = Vec::new();
-    let mut visited = 0;
-    for v in &visits {
-        if let (Some(k), Some(worst)) = (keep, heap.peek())
-            && heap.len() >= k
-            && v.bound < worst.score
-        {
-            break;
-        }
-        visited += 1;
-        let Some(&InScope {
-            path, first_row, ..
-        }) = scope.get(&v.file_id)
-        else {
-            continue;
-        };
-        touched.clear();
-        // Decode this file's postings of every term into per-row column bits.
-        let mut file_terms: Vec<Vec<(u32, u32, u32, Counts)>> = Vec::with_capacity(nterms);
-        for t in &info {
-            let mut list = Vec::new();
-            if let Some(m) = t.files.get(&v.file_id) {
-                decode(&m.data, &mut list).ok_or_else(damaged)?;
-            }
-            file_terms.push(list);
-        }
-        let rows = file_terms
-            .iter()
-            .flat_map(|l| l.iter().map(|e| e.0 + 1))
-            .max()
-            .unwrap_or(0) as usize;
-        cols.clear();
-        cols.resize(rows * nterms, Counts::default());
-        meta.clear();
-        meta.resize(rows, (0, 0));
-        for (j, list) in file_terms.iter().enumerate() {
-            for &(row, line, len, n) in list {
-                let r = row as usize;
-                cols[r * nterms + j] = n;
-                meta[r] = (line, len);
-                if any.contains(&j) {
-                    touched.push(row);
-                }
-            }
-        }
-        touched.sort_unstable();
-        touched.dedup();
-        for &row in &touched {
-            let c = &cols[row as usize * nterms..(row as usize + 1) * nterms];
-            if !all.iter().all(|&j| c[j].holds()) || none.iter().any(|&j| c[j].holds()) {
-                continue;
-            }
-            let (line, len) = meta[row as usize];
-            let mut score = 0.0;
-            for &(j, idf) in &scored {
-                let f = c[j].freq(w_body, w_speaker);
-                score += idf * term_weight(f, f64::from(len), avgdl);
-            }
-            let e = Entry {
-                score,
-                path,
-                row,
-                cand: Candidate {
-                    file_id: v.file_id,
-                    line: i64::from(line),
-                    rowid: first_row + i64::from(row),
-                    score,
-                },
-            };
-            match keep {
-                None => all_found.push(e),
-                Some(k) => {
-                    if heap.len() < k {
-                        heap.push(e);
-                    } else if heap.peek().is_some_and(|w| e < *w) {
-                        heap.pop();
-                        heap.push(e);
-                    }
-                }
-            }
-        }
-    }
-    let mut found = if keep.is_some() {
-        heap.into_vec()
-    } else {
-        all_found
+    let scoring = Scoring {
+        info: &info,
+        any: &any,
+        all: &all,
+        none: &none,
+        scored: &scored,
+        avgdl,
+        weights: q.weights,
+        scope,
     };
+    // A long list of files is split between threads, each taking every n-th file in bound
+    // order and keeping its own best `keep`: a file one of them skips is below `keep` lines
+    // it already holds, so the best `keep` of their lines together are the best overall.
+    let workers = threads.unwrap_or(if visits.len() >= PARALLEL_FILES {
+        crate::cores().min(MAX_WORKERS)
+    } else {
+        1
+    });
+    let (mut found, visited) = scoring.split(&visits, keep, workers)?;
     found.sort();
+    if let Some(k) = keep {
+        found.truncate(k);
+    }
     let lines: Vec<Candidate> = found.into_iter().map(|e| e.cand).collect();
 
     // The files' own scores, as `bm25(docs)` over the ranked terms.
@@ -754,6 +881,55 @@ mod tests {
         assert!(found.visited < 20, "visited {} of 100 files", found.visited);
         let all = top_lines(&index.conn, &q, &scope, None).unwrap();
         assert_eq!((all.visited, all.lines.len()), (100, 300));
+    }
+
+    #[test]
+    fn threads_split_the_files_and_give_the_same_answer() {
+        // More files than a search splits from, each with a few lines of common words, so
+        // many lines tie and the order of ties (path, then line) is tested too.
+        let words = ["ocelot", "river", "lamp", "garden", "train", "paint"];
+        let files: Vec<FileRef> = (0..PARALLEL_FILES * 2 + 37)
+            .map(|f| {
+                let text: String = (0..4)
+                    .map(|l| {
+                        let n = 2 + (f * 7 + l * 3) % 5;
+                        let line: Vec<&str> = (0..n)
+                            .map(|w| words[(f + l * 5 + w * w) % words.len()])
+                            .collect();
+                        format!("- {}\n", line.join(" "))
+                    })
+                    .collect();
+                held(&format!("d{:02}/f{f:04}.md", f % 13), &text)
+            })
+            .collect();
+        let tok = Tokenizer::new();
+        let mut index = Index::open(None).unwrap();
+        index.sync(&files, &tok).unwrap();
+        let listed = index.files().unwrap();
+        let scope: FxHashMap<i64, InScope> =
+            listed.iter().map(|f| (f.id, InScope::of(f))).collect();
+        let any = vec!["ocelot".to_string(), "river".to_string()];
+        let q = LineQuery {
+            scored: vec!["ocelot", "river"],
+            any: &any,
+            all: Vec::new(),
+            none: &[],
+            doc_scored: &any,
+            weights: (1.0, 0.2),
+        };
+        for keep in [Some(1), Some(25), Some(400), None] {
+            let one = top_lines_on(&index.conn, &q, &scope, keep, Some(1)).unwrap();
+            assert!(one.files > PARALLEL_FILES, "{} files", one.files);
+            assert!(!one.lines.is_empty());
+            for threads in [2, 3, MAX_WORKERS] {
+                let many = top_lines_on(&index.conn, &q, &scope, keep, Some(threads)).unwrap();
+                assert_eq!(one.lines, many.lines, "keep {keep:?}, {threads} threads");
+                assert_eq!(one.doc_score, many.doc_score);
+            }
+            // And the automatic choice (split here: more files than PARALLEL_FILES).
+            let auto = top_lines(&index.conn, &q, &scope, keep).unwrap();
+            assert_eq!(one.lines, auto.lines);
+        }
     }
 
     #[test]

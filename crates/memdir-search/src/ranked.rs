@@ -233,7 +233,7 @@ pub(crate) fn search_with(
             return Ok(filtered_notes(in_scope.into_values().collect(), req));
         }
         let listed = index.files()?;
-        let ids: FxHashMap<i64, (&FileRef, postings::InScope<'_>)> = listed
+        let ids: FxHashMap<i64, (&FileRef, postings::InScope)> = listed
             .iter()
             .filter_map(|l| {
                 Some((
@@ -251,7 +251,7 @@ pub(crate) fn search_with(
         };
         let (mut cands, doc_score) = match early {
             Some(e) => {
-                let scope: FxHashMap<i64, postings::InScope<'_>> =
+                let scope: FxHashMap<i64, postings::InScope> =
                     ids.iter().map(|(id, (_, s))| (*id, *s)).collect();
                 let found = postings::top_lines(conn, &e.query(), &scope, keep)?;
                 let cands = found
@@ -283,7 +283,7 @@ pub(crate) fn search_with(
         };
         let mut scored = Vec::new();
         for c in cands {
-            let Some((f, _)) = ids.get(&c.file_id) else {
+            let Some((f, place)) = ids.get(&c.file_id) else {
                 continue;
             };
             let why = Why {
@@ -293,14 +293,15 @@ pub(crate) fn search_with(
                 ..Why::default()
             };
             let score = why.keyword + why.neighbour + why.day;
-            scored.push((score, *f, c, why));
+            scored.push((score, *f, c, why, place.rank));
         }
         // A superseded note ranks below its successor.
         crate::current::demote(&mut scored, all, |t| (t.1, &mut t.0, Some(&mut t.3)));
-        // Best first; ties in path and line order so output is stable.
+        // Best first; ties in path and line order so output is stable (the rank is the place
+        // of the file's path among the index's paths).
         scored.sort_by(|a, b| {
             b.0.total_cmp(&a.0)
-                .then_with(|| a.1.rel.cmp(&b.1.rel))
+                .then_with(|| a.4.cmp(&b.4))
                 .then_with(|| a.2.line.cmp(&b.2.line))
         });
         // Only the lines that can be shown need their text: `finish` shows at most `limit` lines
@@ -310,7 +311,7 @@ pub(crate) fn search_with(
         let mut shown = 0;
         fill_texts(
             conn,
-            scored.iter_mut().filter_map(|(_, f, c, _)| {
+            scored.iter_mut().filter_map(|(_, f, c, _, _)| {
                 let show = if req.files {
                     shown_files.len() < limit && shown_files.insert(f.rel.as_str())
                 } else {
@@ -320,7 +321,7 @@ pub(crate) fn search_with(
                 show.then_some(c)
             }),
         )?;
-        let ranked = scored.into_iter().map(|(score, f, c, why)| {
+        let ranked = scored.into_iter().map(|(score, f, c, why, _)| {
             (
                 f,
                 u64::try_from(c.line).unwrap_or(0),
@@ -370,7 +371,7 @@ fn fill_texts<'c>(
 fn full_lines(
     conn: &rusqlite::Connection,
     terms: &Terms,
-    ids: &FxHashMap<i64, (&FileRef, postings::InScope<'_>)>,
+    ids: &FxHashMap<i64, (&FileRef, postings::InScope)>,
     corpus_files: usize,
     keep: Option<usize>,
 ) -> Result<(Vec<Cand>, FxHashMap<i64, f64>), Error> {
