@@ -1325,6 +1325,47 @@ fn issue33_a_long_log_and_a_long_lint_list_are_shown_a_section_at_a_time() {
     assert!(there.body.contains("id=\"prev-section\""), "{}", there.body);
     assert!(there.body.contains("of 3000"), "{}", there.body);
 
+    // Search: 50 hits a page, the next ones a link away, with the query kept.
+    let at_line = |b: &str, n: usize| {
+        b.contains(&format!(
+            "href=\"/ui/files/log/2026-11-20.md?lines=1&#38;at={n}#L{n}\""
+        ))
+    };
+    let hits = |b: &str| {
+        b.matches("href=\"/ui/files/log/2026-11-20.md?lines=1&#38;at=")
+            .count()
+    };
+    let first = p.get(&s, "/ui/search?q=enough+words&mode=grep");
+    assert_eq!(hits(&first.body), 50, "{}", first.body);
+    assert!(at_line(&first.body, 50) && !at_line(&first.body, 51));
+    assert!(
+        first.body.contains("hits 1\u{2013}50 of "),
+        "{}",
+        first.body
+    );
+    let older = |b: &str| {
+        let at = b
+            .find("id=\"older\"")
+            .map(|i| b[..i].rfind("href=\"").unwrap())?;
+        Some(b[at + 6..].split('"').next().unwrap().replace("&#38;", "&"))
+    };
+    let next = older(&first.body).unwrap_or_else(|| panic!("{}", first.body));
+    assert!(
+        next.contains("q=enough+words") && next.contains("page=1"),
+        "{next}"
+    );
+    let second = p.get(&s, &next);
+    assert_eq!(hits(&second.body), 50, "{}", second.body);
+    assert!(at_line(&second.body, 51) && at_line(&second.body, 100) && !at_line(&second.body, 50));
+    assert!(second.body.contains("id=\"newer\""), "{}", second.body);
+    // The last page has no next; a page past it leads back.
+    let last = p.get(&s, "/ui/search?q=enough+words&page=59");
+    assert!(at_line(&last.body, 3000), "{}", last.body);
+    assert!(older(&last.body).is_none(), "{}", last.body);
+    let past = p.get(&s, "/ui/search?q=enough+words&page=70");
+    assert_eq!(past.status, 200);
+    assert!(past.body.contains("no hits past 3000"), "{}", past.body);
+
     // Lint: 200 findings a page, and the rest on the next.
     let first = p.get(&s, "/ui/lint");
     assert_eq!(first.status, 200);

@@ -1540,7 +1540,13 @@ struct SearchQuery {
     since: String,
     #[serde(default)]
     until: String,
+    /// The page of hits, from 0.
+    #[serde(default)]
+    page: usize,
 }
+
+/// Hits per page of the search view.
+const SEARCH_PAGE: usize = 50;
 
 /// A day from a form field (`YYYY-MM-DD`), empty for none.
 fn day(field: &str, value: &str) -> Result<Option<jiff::civil::Date>, memdir::Error> {
@@ -1594,6 +1600,10 @@ struct SearchPage {
     hits: Vec<HitView>,
     omitted: usize,
     error: Option<String>,
+    /// `hits 51–100 of 1,234`, when there is more than one page.
+    shown: Option<String>,
+    newer: Option<String>,
+    older: Option<String>,
 }
 
 async fn search(
@@ -1611,12 +1621,17 @@ async fn search(
         let mut hits = Vec::new();
         let mut omitted = 0;
         let mut error = None;
+        let (mut shown, mut newer, mut older) = (None, None, None);
+        // A page far past any real result set would only make the engine work for nothing.
+        let page = q.page.min(1000);
         if !q.q.trim().is_empty() {
             let run = || -> Result<memdir::search::SearchOutcome, memdir::Error> {
                 let mut req = memdir::search::SearchRequest::new(q.q.trim());
                 req.mode = mode.parse()?;
-                req.limit = Some(200);
-                req.max_bytes = Some(64 * 1024);
+                // The engine has no offset: page n asks for the first (n + 1) pages and shows
+                // the last of them.
+                req.limit = Some((page + 1) * SEARCH_PAGE);
+                req.max_bytes = Some((page + 1) * 64 * 1024);
                 req.path_glob = (!q.path.trim().is_empty()).then(|| q.path.trim().to_string());
                 req.since = day("since", &q.since)?;
                 req.until = day("until", &q.until)?;
@@ -1624,11 +1639,43 @@ async fn search(
             };
             match run() {
                 Ok(out) => {
-                    omitted = out.omitted;
-                    hits = out
-                        .hits
+                    let found: Vec<_> = out.hits.into_iter().filter(|h| !h.is_context).collect();
+                    let total = found.len() + out.omitted;
+                    let href = |n: usize| {
+                        let query = serde_urlencoded::to_string([
+                            ("q", q.q.as_str()),
+                            ("mode", mode.as_str()),
+                            ("path", q.path.as_str()),
+                            ("since", q.since.as_str()),
+                            ("until", q.until.as_str()),
+                            ("page", n.to_string().as_str()),
+                        ])
+                        .unwrap_or_default();
+                        format!("/ui/search?{query}")
+                    };
+                    let first = page * SEARCH_PAGE;
+                    if first < found.len() {
+                        shown = (total > SEARCH_PAGE).then(|| {
+                            format!(
+                                "hits {}\u{2013}{} of {total}",
+                                first + 1,
+                                found.len().min(first + SEARCH_PAGE)
+                            )
+                        });
+                        newer = (page > 0).then(|| href(page - 1));
+                    } else if page > 0 {
+                        // Past the last page: a way back to the first.
+                        shown = Some(format!("no hits past {}", found.len()));
+                        newer = Some(href(0));
+                    }
+                    // More pages only where the engine held them back for the limit (a search
+                    // cut by its bytes says so in `omitted` below instead).
+                    older = (found.len() == first + SEARCH_PAGE && out.omitted > 0)
+                        .then(|| href(page + 1));
+                    omitted = if older.is_some() { 0 } else { out.omitted };
+                    hits = found
                         .into_iter()
-                        .filter(|h| !h.is_context)
+                        .skip(first)
                         .map(|h| HitView {
                             href: line_href(&h.path, h.line),
                             date: h.date.clone().unwrap_or_default(),
@@ -1656,6 +1703,9 @@ async fn search(
                 hits,
                 omitted,
                 error,
+                shown,
+                newer,
+                older,
             },
         ))
     })
