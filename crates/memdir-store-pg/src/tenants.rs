@@ -107,12 +107,13 @@ impl PgTenants {
 /// SQL for when a job is next due by the database's clock: `every` (milliseconds, a bigint
 /// parameter) from now, or with `at` (milliseconds after midnight UTC, NULL for none) from the
 /// latest such time of day at or before now, so a late run (an instance was down) does not move
-/// the next one off its time.
+/// the next one off its time. The clock is read once: `now_ms()` is volatile, and two readings
+/// a millisecond apart put the run a millisecond off its time of day.
 fn next_due(at: &str, every: &str) -> String {
     format!(
         "CASE WHEN {at}::bigint IS NULL THEN memdir.now_ms() + {every}::bigint
-         ELSE memdir.now_ms() - mod(mod(memdir.now_ms() - {at}::bigint, {DAY_MS}) + {DAY_MS}, {DAY_MS})
-              + {every}::bigint END"
+         ELSE (SELECT n - mod(mod(n - {at}::bigint, {DAY_MS}) + {DAY_MS}, {DAY_MS}) + {every}::bigint
+               FROM (SELECT memdir.now_ms() AS n) AS clock) END"
     )
 }
 
