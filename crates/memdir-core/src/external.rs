@@ -41,16 +41,21 @@ pub fn external_lines_of(bytes: &[u8]) -> Vec<bool> {
     if !may_hold_external(bytes) {
         return Vec::new();
     }
-    external_lines(&String::from_utf8_lossy(bytes))
+    marked_lines(&String::from_utf8_lossy(bytes))
 }
 
 /// One flag per line of `text` (as [`str::lines`] splits it): true where the line came from an
 /// external source.
 pub fn external_lines(text: &str) -> Vec<bool> {
-    let n = text.lines().count();
     if !may_hold_external(text.as_bytes()) {
-        return vec![false; n];
+        return vec![false; text.lines().count()];
     }
+    marked_lines(text)
+}
+
+/// [`external_lines`] of text the prefilter did not rule out.
+fn marked_lines(text: &str) -> Vec<bool> {
+    let n = text.lines().count();
     let whole = text.lines().next() == Some(EXTERNAL_SCRATCH_MARK)
         || (text.starts_with("---") && crate::note::Note::parse(text).is_external());
     if whole {

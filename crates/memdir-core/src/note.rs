@@ -244,10 +244,10 @@ pub struct Note {
     pub body_line: usize,
 }
 
-/// The bytes of a note's frontmatter as [`Note::parse`] reads it (the
-/// opening line to its closing `---` or `...` line), or more where this reads the lines more
-/// narrowly than it does (which only makes a search of it for a key look further); empty when the
-/// text (after byte order marks) does not start with `---`.
+/// The bytes of a note's frontmatter as [`Note::parse`] reads it (the opening line to its
+/// closing `---` or `...` line), or more where this reads the lines more narrowly than it does
+/// (which only makes a search of it for a key look further); empty when the text (after byte
+/// order marks) does not start with `---`.
 pub fn frontmatter_bytes(text: &[u8]) -> &[u8] {
     let mut start = text;
     while let Some(rest) = start.strip_prefix("\u{feff}".as_bytes()) {
