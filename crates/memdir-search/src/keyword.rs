@@ -98,8 +98,6 @@ pub(crate) struct Listed {
     pub path: String,
     pub first_row: i64,
     pub doc_len: i64,
-    /// Its place in the list, which is in path order.
-    pub rank: u32,
 }
 
 /// A folder's keyword index kept open between the searches of one long-lived memory, so a
@@ -217,7 +215,9 @@ impl Index {
         }
         let mut st = self
             .conn
-            .prepare_cached("SELECT id, path, first_row, doc_len FROM files")
+            // In path order (SQLite's BINARY collation compares bytes, as Rust's `str` does),
+            // from the path's unique index: a file's place in the list is its rank by path.
+            .prepare_cached("SELECT id, path, first_row, doc_len FROM files ORDER BY path")
             .map_err(db_err)?;
         let files = st
             .query_map([], |r| {
@@ -226,17 +226,11 @@ impl Index {
                     path: r.get(1)?,
                     first_row: r.get(2)?,
                     doc_len: r.get(3)?,
-                    rank: 0,
                 })
             })
             .map_err(db_err)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err)?;
-        let mut files = files;
-        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        for (rank, f) in files.iter_mut().enumerate() {
-            f.rank = u32::try_from(rank).unwrap_or(u32::MAX);
-        }
         let files = std::sync::Arc::new(files);
         *self.files.borrow_mut() = Some((version, files.clone()));
         Ok(files)

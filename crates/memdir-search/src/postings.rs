@@ -283,9 +283,9 @@ struct TermInfo {
 }
 
 struct Meta {
-    doc_tf: i64,
+    doc_tf: u32,
     most: Counts,
-    dmin: i64,
+    dmin: u32,
     /// Its posting list: `data[at..at + len]` of its term's buffer.
     at: usize,
     len: usize,
@@ -362,9 +362,10 @@ pub(crate) struct InScope {
 }
 
 impl InScope {
-    pub(crate) fn of(f: &super::keyword::Listed) -> InScope {
+    /// The file the index lists at `rank` (its list is in path order).
+    pub(crate) fn of(rank: usize, f: &super::keyword::Listed) -> InScope {
         InScope {
-            rank: f.rank,
+            rank: u32::try_from(rank).unwrap_or(u32::MAX),
             first_row: f.first_row,
             doc_len: f.doc_len,
         }
@@ -603,29 +604,29 @@ fn top_lines_on(
                 let rusqlite::types::ValueRef::Blob(blob) = r.get_ref(1).map_err(db_err)? else {
                     return Err(damaged());
                 };
+                // The header `store` writes: six counts, each a u32.
                 let mut at = 0;
-                let mut head = [0i64; 6];
+                let mut head = [0u32; 6];
                 for v in &mut head {
                     *v = get_varint(blob, &mut at)
-                        .and_then(|v| i64::try_from(v).ok())
+                        .and_then(|v| u32::try_from(v).ok())
                         .ok_or_else(damaged)?;
                 }
-                let [nrows, doc_tf, bmax, smax, umax, dmin] = head;
-                let count = |v: i64| u32::try_from(v).map_err(|_| damaged());
+                let [nrows, doc_tf, body, speaker, unindexed, dmin] = head;
                 let list = &blob[at..];
                 let meta = Meta {
                     doc_tf,
                     most: Counts {
-                        body: count(bmax)?,
-                        speaker: count(smax)?,
-                        unindexed: count(umax)?,
+                        body,
+                        speaker,
+                        unindexed,
                     },
                     dmin,
                     at: t.data.len(),
                     len: list.len(),
                 };
                 t.data.extend_from_slice(list);
-                t.line_hits += nrows;
+                t.line_hits += i64::from(nrows);
                 t.doc_hits += i64::from(meta.doc_tf > 0);
                 t.files.insert(file, meta);
             }
@@ -662,7 +663,7 @@ fn top_lines_on(
             for &(j, idf) in &scored {
                 if let Some(m) = info[j].files.get(&file) {
                     let f = m.most.freq(w_body, w_speaker);
-                    bound += idf * term_weight(f, m.dmin as f64, avgdl);
+                    bound += idf * term_weight(f, f64::from(m.dmin), avgdl);
                 }
             }
             visits.push(Visit {
@@ -724,7 +725,7 @@ fn top_lines_on(
         let mut s = 0.0;
         for &(j, idf) in &doc_idf {
             let tf = info[j].files.get(&c.file_id).map_or(0, |m| m.doc_tf);
-            s += idf * term_weight(tf as f64, len, doc_avgdl);
+            s += idf * term_weight(f64::from(tf), len, doc_avgdl);
         }
         doc_score.insert(c.file_id, s);
     }
@@ -771,6 +772,31 @@ mod tests {
     use std::collections::HashMap;
     use std::sync::Arc;
 
+    /// An index of `files` in memory, and every file of it in scope.
+    fn indexed(files: &[FileRef]) -> (Index, FxHashMap<i64, InScope>) {
+        let mut index = Index::open(None).unwrap();
+        index.sync(files, &Tokenizer::new()).unwrap();
+        let listed = index.files().unwrap();
+        let scope = listed
+            .iter()
+            .enumerate()
+            .map(|(rank, f)| (f.id, InScope::of(rank, f)))
+            .collect();
+        (index, scope)
+    }
+
+    /// Lines holding any of `terms`, scored by all of them, and files by them too.
+    fn any_of(terms: &[String]) -> LineQuery<'_> {
+        LineQuery {
+            scored: terms.iter().map(String::as_str).collect(),
+            any: terms,
+            all: Vec::new(),
+            none: &[],
+            doc_scored: terms,
+            weights: (1.0, 0.2),
+        }
+    }
+
     fn held(rel: &str, text: &str) -> FileRef {
         FileRef {
             rel: rel.to_string(),
@@ -793,20 +819,9 @@ mod tests {
             ),
             held("c.md", "---\n"),
         ];
-        let tok = Tokenizer::new();
-        let mut index = Index::open(None).unwrap();
-        index.sync(&files, &tok).unwrap();
+        let (index, scope) = indexed(&files);
         let ranked = vec!["coffee".to_string(), "river".to_string()];
-        let q = LineQuery {
-            scored: vec!["coffee", "river"],
-            any: &ranked,
-            all: Vec::new(),
-            none: &[],
-            doc_scored: &ranked,
-            weights: (1.0, 0.2),
-        };
-        let listed = index.files().unwrap();
-        let scope = listed.iter().map(|f| (f.id, InScope::of(f))).collect();
+        let q = any_of(&ranked);
         let found = top_lines(&index.conn, &q, &scope, None).unwrap();
         let mut st = index
             .conn
@@ -861,20 +876,9 @@ mod tests {
             };
             files.push(held(&format!("f{f:03}.md"), &text));
         }
-        let tok = Tokenizer::new();
-        let mut index = Index::open(None).unwrap();
-        index.sync(&files, &tok).unwrap();
+        let (index, scope) = indexed(&files);
         let ranked = vec!["ocelot".to_string()];
-        let q = LineQuery {
-            scored: vec!["ocelot"],
-            any: &ranked,
-            all: Vec::new(),
-            none: &[],
-            doc_scored: &ranked,
-            weights: (1.0, 0.2),
-        };
-        let listed = index.files().unwrap();
-        let scope = listed.iter().map(|f| (f.id, InScope::of(f))).collect();
+        let q = any_of(&ranked);
         let found = top_lines(&index.conn, &q, &scope, Some(10)).unwrap();
         assert_eq!(found.files, 100);
         assert_eq!(found.lines.len(), 10);
@@ -902,21 +906,9 @@ mod tests {
                 held(&format!("d{:02}/f{f:04}.md", f % 13), &text)
             })
             .collect();
-        let tok = Tokenizer::new();
-        let mut index = Index::open(None).unwrap();
-        index.sync(&files, &tok).unwrap();
-        let listed = index.files().unwrap();
-        let scope: FxHashMap<i64, InScope> =
-            listed.iter().map(|f| (f.id, InScope::of(f))).collect();
+        let (index, scope) = indexed(&files);
         let any = vec!["ocelot".to_string(), "river".to_string()];
-        let q = LineQuery {
-            scored: vec!["ocelot", "river"],
-            any: &any,
-            all: Vec::new(),
-            none: &[],
-            doc_scored: &any,
-            weights: (1.0, 0.2),
-        };
+        let q = any_of(&any);
         for keep in [Some(1), Some(25), Some(400), None] {
             let one = top_lines_on(&index.conn, &q, &scope, keep, Some(1)).unwrap();
             assert!(one.files > PARALLEL_FILES, "{} files", one.files);

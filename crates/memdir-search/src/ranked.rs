@@ -235,10 +235,14 @@ pub(crate) fn search_with(
         let listed = index.files()?;
         let ids: FxHashMap<i64, (&FileRef, postings::InScope)> = listed
             .iter()
-            .filter_map(|l| {
+            .enumerate()
+            .filter_map(|(rank, l)| {
                 Some((
                     l.id,
-                    (*in_scope.get(l.path.as_str())?, postings::InScope::of(l)),
+                    (
+                        *in_scope.get(l.path.as_str())?,
+                        postings::InScope::of(rank, l),
+                    ),
                 ))
             })
             .collect();
