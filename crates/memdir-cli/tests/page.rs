@@ -1351,7 +1351,7 @@ fn issue33_a_long_log_and_a_long_lint_list_are_shown_a_section_at_a_time() {
     };
     let next = older(&first.body).unwrap_or_else(|| panic!("{}", first.body));
     assert!(
-        next.contains("q=enough+words") && next.contains("page=1"),
+        next.contains("q=enough%20words") && next.contains("page=1"),
         "{next}"
     );
     let second = p.get(&s, &next);

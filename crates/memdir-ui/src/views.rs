@@ -1547,6 +1547,53 @@ struct SearchQuery {
 
 /// Hits per page of the search view.
 const SEARCH_PAGE: usize = 50;
+/// Pages a search goes to at most (the engine has no offset, so page N asks for N + 1 pages).
+const SEARCH_PAGES: usize = 200;
+
+/// Where a page of a list is, and the links to its neighbours: `shown` is `hits 51–100 of
+/// 1,234` when the list is longer than a page (`no hits past 123` past its end, with a link back
+/// to the first page).
+struct Pages {
+    /// The paragraph's `id`.
+    id: &'static str,
+    shown: Option<String>,
+    newer: Option<String>,
+    older: Option<String>,
+}
+
+impl Pages {
+    /// Page `page` (from 0) of `per` items a page, of a list of `total` items of which the
+    /// first `available` are at hand (fewer where the list was cut short).
+    fn of(
+        id: &'static str,
+        noun: &str,
+        (page, per): (usize, usize),
+        (available, total): (usize, usize),
+        href: impl Fn(usize) -> String,
+    ) -> Pages {
+        let first = page * per;
+        let end = first + per;
+        let mut pages = Pages {
+            id,
+            shown: None,
+            newer: (page > 0).then(|| href(page - 1)),
+            older: (end <= available && end < total).then(|| href(page + 1)),
+        };
+        if first < available {
+            pages.shown = (total > per).then(|| {
+                format!(
+                    "{noun} {}\u{2013}{} of {total}",
+                    first + 1,
+                    available.min(end)
+                )
+            });
+        } else if page > 0 {
+            pages.shown = Some(format!("no {noun} past {available}"));
+            pages.newer = Some(href(0));
+        }
+        pages
+    }
+}
 
 /// A day from a form field (`YYYY-MM-DD`), empty for none.
 fn day(field: &str, value: &str) -> Result<Option<jiff::civil::Date>, memdir::Error> {
@@ -1600,10 +1647,7 @@ struct SearchPage {
     hits: Vec<HitView>,
     omitted: usize,
     error: Option<String>,
-    /// `hits 51–100 of 1,234`, when there is more than one page.
-    shown: Option<String>,
-    newer: Option<String>,
-    older: Option<String>,
+    pages: Pages,
 }
 
 async fn search(
@@ -1621,9 +1665,13 @@ async fn search(
         let mut hits = Vec::new();
         let mut omitted = 0;
         let mut error = None;
-        let (mut shown, mut newer, mut older) = (None, None, None);
-        // A page far past any real result set would only make the engine work for nothing.
-        let page = q.page.min(1000);
+        let mut pages = Pages {
+            id: "search-pages",
+            shown: None,
+            newer: None,
+            older: None,
+        };
+        let page = q.page.min(SEARCH_PAGES - 1);
         if !q.q.trim().is_empty() {
             let run = || -> Result<memdir::search::SearchOutcome, memdir::Error> {
                 let mut req = memdir::search::SearchRequest::new(q.q.trim());
@@ -1640,42 +1688,36 @@ async fn search(
             match run() {
                 Ok(out) => {
                     let found: Vec<_> = out.hits.into_iter().filter(|h| !h.is_context).collect();
-                    let total = found.len() + out.omitted;
                     let href = |n: usize| {
-                        let query = serde_urlencoded::to_string([
+                        // Each value percent-encoded as a path is (its slashes kept, which a
+                        // query may hold).
+                        let q = [
                             ("q", q.q.as_str()),
                             ("mode", mode.as_str()),
                             ("path", q.path.as_str()),
                             ("since", q.since.as_str()),
                             ("until", q.until.as_str()),
-                            ("page", n.to_string().as_str()),
-                        ])
-                        .unwrap_or_default();
-                        format!("/ui/search?{query}")
+                        ]
+                        .map(|(k, v)| format!("{k}={}", encode_path(v)));
+                        format!("/ui/search?{}&page={n}", q.join("&"))
                     };
-                    let first = page * SEARCH_PAGE;
-                    if first < found.len() {
-                        shown = (total > SEARCH_PAGE).then(|| {
-                            format!(
-                                "hits {}\u{2013}{} of {total}",
-                                first + 1,
-                                found.len().min(first + SEARCH_PAGE)
-                            )
-                        });
-                        newer = (page > 0).then(|| href(page - 1));
-                    } else if page > 0 {
-                        // Past the last page: a way back to the first.
-                        shown = Some(format!("no hits past {}", found.len()));
-                        newer = Some(href(0));
-                    }
-                    // More pages only where the engine held them back for the limit (a search
+                    // A next page only where the engine held hits back for the limit (a search
                     // cut by its bytes says so in `omitted` below instead).
-                    older = (found.len() == first + SEARCH_PAGE && out.omitted > 0)
-                        .then(|| href(page + 1));
-                    omitted = if older.is_some() { 0 } else { out.omitted };
+                    pages = Pages::of(
+                        "search-pages",
+                        "hits",
+                        (page, SEARCH_PAGE),
+                        (found.len(), found.len() + out.omitted),
+                        href,
+                    );
+                    omitted = if pages.older.is_some() {
+                        0
+                    } else {
+                        out.omitted
+                    };
                     hits = found
                         .into_iter()
-                        .skip(first)
+                        .skip(page * SEARCH_PAGE)
                         .map(|h| HitView {
                             href: line_href(&h.path, h.line),
                             date: h.date.clone().unwrap_or_default(),
@@ -1703,9 +1745,7 @@ async fn search(
                 hits,
                 omitted,
                 error,
-                shown,
-                newer,
-                older,
+                pages,
             },
         ))
     })
@@ -1732,10 +1772,7 @@ struct LintPage {
     errors: String,
     warnings: String,
     findings: Vec<FindingView>,
-    /// `findings 201–400 of 1,234`, when there is more than one page.
-    shown: Option<String>,
-    newer: Option<String>,
-    older: Option<String>,
+    pages: Pages,
 }
 
 /// Findings per page of the lint view.
@@ -1756,16 +1793,13 @@ async fn lint(State(p): State<Page>, headers: HeaderMap, Query(q): Query<PageQue
             .map_err(|e| engine_error(Some(p.nav(&s)), &e))?;
         let total = report.findings.len();
         let page = q.page.min(total.saturating_sub(1) / LINT_PAGE);
-        let href = |n: usize| format!("/ui/lint?page={n}");
-        let shown = (total > LINT_PAGE).then(|| {
-            format!(
-                "findings {}\u{2013}{} of {total}",
-                page * LINT_PAGE + 1,
-                ((page + 1) * LINT_PAGE).min(total)
-            )
-        });
-        let newer = (page > 0).then(|| href(page - 1));
-        let older = ((page + 1) * LINT_PAGE < total).then(|| href(page + 1));
+        let pages = Pages::of(
+            "lint-pages",
+            "findings",
+            (page, LINT_PAGE),
+            (total, total),
+            |n| format!("/ui/lint?page={n}"),
+        );
         let findings = report
             .findings
             .into_iter()
@@ -1792,9 +1826,7 @@ async fn lint(State(p): State<Page>, headers: HeaderMap, Query(q): Query<PageQue
                 errors: plural(report.errors, "error", "errors"),
                 warnings: plural(report.warnings, "warning", "warnings"),
                 findings,
-                shown,
-                newer,
-                older,
+                pages,
             },
         ))
     })
