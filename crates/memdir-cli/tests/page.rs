@@ -1365,6 +1365,17 @@ fn issue33_a_long_log_and_a_long_lint_list_are_shown_a_section_at_a_time() {
     let past = p.get(&s, "/ui/search?q=enough+words&page=70");
     assert_eq!(past.status, 200);
     assert!(past.body.contains("no hits past 3000"), "{}", past.body);
+    // Its "previous" is the last page with hits, and a page numbers its hits on from the last.
+    assert!(
+        past.body.contains("page=59\" id=\"newer\""),
+        "{}",
+        past.body
+    );
+    assert!(
+        second.body.contains("<ol class=\"hits\" start=\"51\">"),
+        "{}",
+        second.body
+    );
 
     // Lint: 200 findings a page, and the rest on the next.
     let first = p.get(&s, "/ui/lint");

@@ -1552,7 +1552,7 @@ const SEARCH_PAGES: usize = 200;
 
 /// Where a page of a list is, and the links to its neighbours: `shown` is `hits 51–100 of
 /// 1,234` when the list is longer than a page (`no hits past 123` past its end, with a link back
-/// to the first page).
+/// to its last page).
 struct Pages {
     /// The paragraph's `id`.
     id: &'static str,
@@ -1588,8 +1588,9 @@ impl Pages {
                 )
             });
         } else if page > 0 {
+            // Past the end: "previous" is the last page that holds any.
             pages.shown = Some(format!("no {noun} past {available}"));
-            pages.newer = Some(href(0));
+            pages.newer = Some(href(available.saturating_sub(1) / per));
         }
         pages
     }
@@ -1647,6 +1648,8 @@ struct SearchPage {
     hits: Vec<HitView>,
     omitted: usize,
     error: Option<String>,
+    /// The number of the page's first hit (the list goes on from the pages before).
+    first: usize,
     pages: Pages,
 }
 
@@ -1745,6 +1748,7 @@ async fn search(
                 hits,
                 omitted,
                 error,
+                first: page * SEARCH_PAGE + 1,
                 pages,
             },
         ))
