@@ -92,11 +92,13 @@ pub(crate) struct Index {
 type FileList = std::sync::Arc<Vec<Listed>>;
 
 /// A file of the index: its id, path, first row of `lines` (its line `k` is row
-/// `first_row + k`) and its `docs` row's length in tokens.
+/// `first_row + k`), its rows there and their tokens, and its `docs` row's length in tokens.
 pub(crate) struct Listed {
     pub id: i64,
     pub path: String,
     pub first_row: i64,
+    pub nrows: i64,
+    pub ntok: i64,
     pub doc_len: i64,
 }
 
@@ -217,7 +219,9 @@ impl Index {
             .conn
             // In path order (SQLite's BINARY collation compares bytes, as Rust's `str` does),
             // from the path's unique index: a file's place in the list is its rank by path.
-            .prepare_cached("SELECT id, path, first_row, doc_len FROM files ORDER BY path")
+            .prepare_cached(
+                "SELECT id, path, first_row, nrows, ntok, doc_len FROM files ORDER BY path",
+            )
             .map_err(db_err)?;
         let files = st
             .query_map([], |r| {
@@ -225,7 +229,9 @@ impl Index {
                     id: r.get(0)?,
                     path: r.get(1)?,
                     first_row: r.get(2)?,
-                    doc_len: r.get(3)?,
+                    nrows: r.get(3)?,
+                    ntok: r.get(4)?,
+                    doc_len: r.get(5)?,
                 })
             })
             .map_err(db_err)?

@@ -92,6 +92,12 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// Reads a varint at `*at`; `None` past the end (a damaged blob).
 fn get_varint(data: &[u8], at: &mut usize) -> Option<u64> {
+    // Most values (row and line deltas, counts, a line's tokens) fit in one byte.
+    let first = *data.get(*at)?;
+    if first < 0x80 {
+        *at += 1;
+        return Some(u64::from(first));
+    }
     let mut v = 0u64;
     let mut shift = 0;
     loop {
@@ -305,12 +311,15 @@ struct Visit {
 
 /// A heap entry: greater is worse, so the heap's top is the entry to drop. Ties go in path
 /// order, by the file's rank among the paths (lines tie often, and comparing ranks instead of
-/// the paths' bytes was a tenth of a search of common words).
+/// the paths' bytes was a tenth of a search of common words). Small, as the heap moves it
+/// about: the candidate it stands for is made from it at the end.
 struct Entry {
     score: f64,
+    file_id: i64,
     rank: u32,
+    /// Its row among its file's rows, and its line number.
     row: u32,
-    cand: Candidate,
+    line: u32,
 }
 
 impl Ord for Entry {
@@ -355,6 +364,8 @@ pub(crate) struct Found {
 pub(crate) struct InScope {
     /// Its place among the index's files in path order.
     pub rank: u32,
+    /// Its place in the caller's list of files (what the caller finds it by again).
+    pub at: u32,
     /// The row of `lines` of its first line.
     pub first_row: i64,
     /// Its `docs` row's length in tokens.
@@ -362,13 +373,38 @@ pub(crate) struct InScope {
 }
 
 impl InScope {
-    /// The file the index lists at `rank` (its list is in path order).
-    pub(crate) fn of(rank: usize, f: &super::keyword::Listed) -> InScope {
+    /// The file the index lists at `rank` (its list is in path order), at `at` in the
+    /// caller's list.
+    pub(crate) fn of(rank: usize, at: usize, f: &super::keyword::Listed) -> InScope {
         InScope {
             rank: u32::try_from(rank).unwrap_or(u32::MAX),
+            at: u32::try_from(at).unwrap_or(u32::MAX),
             first_row: f.first_row,
             doc_len: f.doc_len,
         }
+    }
+}
+
+/// What BM25 needs of the whole index (every file, in scope or not, as FTS5 counts): its
+/// files (`docs` rows), `lines` rows, the tokens of those rows and of the `docs` rows.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Totals {
+    pub docs: i64,
+    pub lines: i64,
+    pub line_tokens: i64,
+    pub doc_tokens: i64,
+}
+
+impl Totals {
+    /// Added up from the index's file table (which the index caches between changes), instead
+    /// of a query over the `files` table on every search.
+    pub(crate) fn of(listed: &[super::keyword::Listed]) -> Totals {
+        listed.iter().fold(Totals::default(), |t, f| Totals {
+            docs: t.docs + 1,
+            lines: t.lines + f.nrows,
+            line_tokens: t.line_tokens + f.ntok,
+            doc_tokens: t.doc_tokens + f.doc_len,
+        })
     }
 }
 
@@ -404,12 +440,13 @@ impl Scoring<'_> {
         let nterms = self.info.len();
         let mut heap: BinaryHeap<Entry> = BinaryHeap::new();
         let mut all_found: Vec<Entry> = Vec::new();
-        // Per row of the file being scored: (line, tokens, columns per distinct term).
-        let mut cols: Vec<Counts> = Vec::new();
-        let mut meta: Vec<(u32, u32)> = Vec::new();
-        let mut touched: Vec<u32> = Vec::new();
-        // This file's postings of each term, decoded (buffers reused from file to file).
+        // This file's postings of each term, decoded (buffers reused from file to file), each
+        // in row order, and where the walk through each is.
         let mut file_terms: Vec<Vec<(u32, u32, u32, Counts)>> = vec![Vec::new(); nterms];
+        let mut next: Vec<usize> = vec![0; nterms];
+        // The row being scored: each term's counts in it.
+        let mut c: Vec<Counts> = vec![Counts::default(); nterms];
+        let is_any: Vec<bool> = (0..nterms).map(|j| self.any.contains(&j)).collect();
         let mut visited = 0;
         for v in visits {
             if let (Some(k), Some(worst)) = (keep, heap.peek())
@@ -419,48 +456,44 @@ impl Scoring<'_> {
                 break;
             }
             visited += 1;
-            let Some(&InScope {
-                rank, first_row, ..
-            }) = self.scope.get(&v.file_id)
-            else {
+            let Some(&InScope { rank, .. }) = self.scope.get(&v.file_id) else {
                 continue;
             };
-            touched.clear();
-            let mut rows = 0;
             for (t, list) in self.info.iter().zip(file_terms.iter_mut()) {
                 list.clear();
                 if let Some(m) = t.files.get(&v.file_id) {
                     decode(t.list(m), list).ok_or_else(damaged)?;
-                    if let Some(last) = list.last() {
-                        rows = rows.max(last.0 as usize + 1);
-                    }
                 }
             }
-            cols.clear();
-            cols.resize(rows * nterms, Counts::default());
-            meta.clear();
-            meta.resize(rows, (0, 0));
-            for (j, list) in file_terms.iter().enumerate() {
-                let any = self.any.contains(&j);
-                for &(row, line, len, n) in list {
-                    let r = row as usize;
-                    cols[r * nterms + j] = n;
-                    meta[r] = (line, len);
-                    if any {
-                        touched.push(row);
+            next.fill(0);
+            // The terms' lists merged in row order: each row any of them holds, once.
+            loop {
+                let mut row = u32::MAX;
+                for (list, &i) in file_terms.iter().zip(&next) {
+                    if let Some(p) = list.get(i) {
+                        row = row.min(p.0);
                     }
                 }
-            }
-            touched.sort_unstable();
-            touched.dedup();
-            for &row in &touched {
-                let c = &cols[row as usize * nterms..(row as usize + 1) * nterms];
-                if !self.all.iter().all(|&j| c[j].holds())
+                if row == u32::MAX {
+                    break;
+                }
+                let (mut line, mut len, mut any) = (0, 0, false);
+                for (j, list) in file_terms.iter().enumerate() {
+                    match list.get(next[j]) {
+                        Some(p) if p.0 == row => {
+                            (line, len, c[j]) = (p.1, p.2, p.3);
+                            any |= is_any[j];
+                            next[j] += 1;
+                        }
+                        _ => c[j] = Counts::default(),
+                    }
+                }
+                if !any
+                    || !self.all.iter().all(|&j| c[j].holds())
                     || self.none.iter().any(|&j| c[j].holds())
                 {
                     continue;
                 }
-                let (line, len) = meta[row as usize];
                 let mut score = 0.0;
                 for &(j, idf) in self.scored {
                     let f = c[j].freq(w_body, w_speaker);
@@ -468,14 +501,10 @@ impl Scoring<'_> {
                 }
                 let e = Entry {
                     score,
+                    file_id: v.file_id,
                     rank,
                     row,
-                    cand: Candidate {
-                        file_id: v.file_id,
-                        line: i64::from(line),
-                        rowid: first_row + i64::from(row),
-                        score,
-                    },
+                    line,
                 };
                 match keep {
                     None => all_found.push(e),
@@ -539,9 +568,10 @@ pub(crate) fn top_lines(
     conn: &Connection,
     q: &LineQuery<'_>,
     scope: &FxHashMap<i64, InScope>,
+    totals: Totals,
     keep: Option<usize>,
 ) -> Result<Found, Error> {
-    top_lines_on(conn, q, scope, keep, None)
+    top_lines_on(conn, q, scope, totals, keep, None)
 }
 
 /// [`top_lines`] on `threads` threads (`None`: as many as the files to visit are worth, up to
@@ -550,17 +580,16 @@ fn top_lines_on(
     conn: &Connection,
     q: &LineQuery<'_>,
     scope: &FxHashMap<i64, InScope>,
+    totals: Totals,
     keep: Option<usize>,
     threads: Option<usize>,
 ) -> Result<Found, Error> {
-    let (docs, lines, line_tokens, doc_tokens): (i64, i64, i64, i64) = conn
-        .query_row(
-            "SELECT count(*), coalesce(sum(nrows), 0), coalesce(sum(ntok), 0),
-                    coalesce(sum(doc_len), 0) FROM files",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .map_err(db_err)?;
+    let Totals {
+        docs,
+        lines,
+        line_tokens,
+        doc_tokens,
+    } = totals;
     let empty = Found {
         lines: Vec::new(),
         doc_score: FxHashMap::default(),
@@ -697,7 +726,15 @@ fn top_lines_on(
     if let Some(k) = keep {
         found.truncate(k);
     }
-    let lines: Vec<Candidate> = found.into_iter().map(|e| e.cand).collect();
+    let lines: Vec<Candidate> = found
+        .into_iter()
+        .map(|e| Candidate {
+            file_id: e.file_id,
+            line: i64::from(e.line),
+            rowid: scope.get(&e.file_id).map_or(0, |f| f.first_row) + i64::from(e.row),
+            score: e.score,
+        })
+        .collect();
 
     // The files' own scores, as `bm25(docs)` over the ranked terms.
     let doc_avgdl = doc_tokens as f64 / docs as f64;
@@ -773,16 +810,29 @@ mod tests {
     use std::sync::Arc;
 
     /// An index of `files` in memory, and every file of it in scope.
-    fn indexed(files: &[FileRef]) -> (Index, FxHashMap<i64, InScope>) {
+    fn indexed(files: &[FileRef]) -> (Index, FxHashMap<i64, InScope>, Totals) {
         let mut index = Index::open(None).unwrap();
         index.sync(files, &Tokenizer::new()).unwrap();
         let listed = index.files().unwrap();
         let scope = listed
             .iter()
             .enumerate()
-            .map(|(rank, f)| (f.id, InScope::of(rank, f)))
+            .map(|(rank, f)| (f.id, InScope::of(rank, rank, f)))
             .collect();
-        (index, scope)
+        // Added up from the file table, the totals are what the table says as a whole.
+        let totals = Totals::of(&listed);
+        let sql: (i64, i64, i64, i64) = index
+            .conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(nrows), 0), coalesce(sum(ntok), 0),
+                        coalesce(sum(doc_len), 0) FROM files",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        let t = totals;
+        assert_eq!((t.docs, t.lines, t.line_tokens, t.doc_tokens), sql);
+        (index, scope, totals)
     }
 
     /// Lines holding any of `terms`, scored by all of them, and files by them too.
@@ -819,10 +869,10 @@ mod tests {
             ),
             held("c.md", "---\n"),
         ];
-        let (index, scope) = indexed(&files);
+        let (index, scope, totals) = indexed(&files);
         let ranked = vec!["coffee".to_string(), "river".to_string()];
         let q = any_of(&ranked);
-        let found = top_lines(&index.conn, &q, &scope, None).unwrap();
+        let found = top_lines(&index.conn, &q, &scope, totals, None).unwrap();
         let mut st = index
             .conn
             .prepare("SELECT rowid, bm25(lines, 1, 0.2) FROM lines WHERE lines MATCH '\"coffee\" OR \"river\"'")
@@ -876,14 +926,14 @@ mod tests {
             };
             files.push(held(&format!("f{f:03}.md"), &text));
         }
-        let (index, scope) = indexed(&files);
+        let (index, scope, totals) = indexed(&files);
         let ranked = vec!["ocelot".to_string()];
         let q = any_of(&ranked);
-        let found = top_lines(&index.conn, &q, &scope, Some(10)).unwrap();
+        let found = top_lines(&index.conn, &q, &scope, totals, Some(10)).unwrap();
         assert_eq!(found.files, 100);
         assert_eq!(found.lines.len(), 10);
         assert!(found.visited < 20, "visited {} of 100 files", found.visited);
-        let all = top_lines(&index.conn, &q, &scope, None).unwrap();
+        let all = top_lines(&index.conn, &q, &scope, totals, None).unwrap();
         assert_eq!((all.visited, all.lines.len()), (100, 300));
     }
 
@@ -906,20 +956,21 @@ mod tests {
                 held(&format!("d{:02}/f{f:04}.md", f % 13), &text)
             })
             .collect();
-        let (index, scope) = indexed(&files);
+        let (index, scope, totals) = indexed(&files);
         let any = vec!["ocelot".to_string(), "river".to_string()];
         let q = any_of(&any);
         for keep in [Some(1), Some(25), Some(400), None] {
-            let one = top_lines_on(&index.conn, &q, &scope, keep, Some(1)).unwrap();
+            let one = top_lines_on(&index.conn, &q, &scope, totals, keep, Some(1)).unwrap();
             assert!(one.files > PARALLEL_FILES, "{} files", one.files);
             assert!(!one.lines.is_empty());
             for threads in [2, 3, MAX_WORKERS] {
-                let many = top_lines_on(&index.conn, &q, &scope, keep, Some(threads)).unwrap();
+                let many =
+                    top_lines_on(&index.conn, &q, &scope, totals, keep, Some(threads)).unwrap();
                 assert_eq!(one.lines, many.lines, "keep {keep:?}, {threads} threads");
                 assert_eq!(one.doc_score, many.doc_score);
             }
             // And the automatic choice (split here: more files than PARALLEL_FILES).
-            let auto = top_lines(&index.conn, &q, &scope, keep).unwrap();
+            let auto = top_lines(&index.conn, &q, &scope, totals, keep).unwrap();
             assert_eq!(one.lines, auto.lines);
         }
     }

@@ -7,7 +7,7 @@
 //! A line also gets a share of the scores of the lines just before and after it, so an answer
 //! that only makes sense after its question still ranks.
 
-use super::keyword::{Index, Kept, Probe};
+use super::keyword::{Index, Kept, Listed, Probe};
 use super::postings;
 use super::sqlite::db_err;
 use super::walk::{FileRef, Scope};
@@ -218,34 +218,22 @@ pub(crate) fn search_with(
             None
         };
 
-        // Files in scope (and meeting the frontmatter filters), by id.
-        let in_scope: FxHashMap<&str, &FileRef> = all
-            .iter()
-            .filter(|f| scope.keeps(&f.rel, f.date))
-            .filter(|f| {
-                query.filters.is_empty()
+        // Files in scope (and meeting the frontmatter filters).
+        let keeps = |f: &FileRef| {
+            scope.keeps(&f.rel, f.date)
+                && (query.filters.is_empty()
                     || note_meta(f)
-                        .is_some_and(|m| query.filters.iter().all(|q| q.keeps(&f.rel, &m)))
-            })
-            .map(|f| (f.rel.as_str(), f))
-            .collect();
+                        .is_some_and(|m| query.filters.iter().all(|q| q.keeps(&f.rel, &m))))
+        };
         if terms.ranked.is_empty() {
-            return Ok(filtered_notes(in_scope.into_values().collect(), req));
+            return Ok(filtered_notes(
+                all.iter().filter(|f| keeps(f)).collect(),
+                req,
+            ));
         }
         let listed = index.files()?;
-        let ids: FxHashMap<i64, (&FileRef, postings::InScope)> = listed
-            .iter()
-            .enumerate()
-            .filter_map(|(rank, l)| {
-                Some((
-                    l.id,
-                    (
-                        *in_scope.get(l.path.as_str())?,
-                        postings::InScope::of(rank, l),
-                    ),
-                ))
-            })
-            .collect();
+        let totals = postings::Totals::of(&listed);
+        let ids = by_id(all, &listed, keeps);
         // One hit per file needs every matching line to count the files; otherwise the best
         // CANDIDATES lines by their own score are enough.
         let keep = if req.files { None } else { Some(CANDIDATES) };
@@ -255,9 +243,7 @@ pub(crate) fn search_with(
         };
         let (mut cands, doc_score) = match early {
             Some(e) => {
-                let scope: FxHashMap<i64, postings::InScope> =
-                    ids.iter().map(|(id, (_, s))| (*id, *s)).collect();
-                let found = postings::top_lines(conn, &e.query(), &scope, keep)?;
+                let found = postings::top_lines(conn, &e.query(), &ids, totals, keep)?;
                 let cands = found
                     .lines
                     .into_iter()
@@ -287,9 +273,10 @@ pub(crate) fn search_with(
         };
         let mut scored = Vec::new();
         for c in cands {
-            let Some((f, place)) = ids.get(&c.file_id) else {
+            let Some(place) = ids.get(&c.file_id) else {
                 continue;
             };
+            let f = &all[place.at as usize];
             let why = Why {
                 keyword: c.score,
                 neighbour: W_NEAR * near(c.file_id, c.line),
@@ -297,7 +284,7 @@ pub(crate) fn search_with(
                 ..Why::default()
             };
             let score = why.keyword + why.neighbour + why.day;
-            scored.push((score, *f, c, why, place.rank));
+            scored.push((score, f, c, why, place.rank));
         }
         // A superseded note ranks below its successor.
         crate::current::demote(&mut scored, all, |t| (t.1, &mut t.0, Some(&mut t.3)));
@@ -370,12 +357,57 @@ fn fill_texts<'c>(
     Ok(())
 }
 
+/// The files of the index that are in `all` and that `keeps` keeps, by id: where each is in
+/// `all`, and in the index's path order. Both lists are normally in path order (the index's
+/// by SQLite's byte order, which is `str`'s) and list the same files, so one merge finds them
+/// without hashing a path. A match the merge finds is always right; when it misses one of the
+/// index's files (`all` out of order, or without that file), a map of paths matches instead.
+fn by_id(
+    all: &[FileRef],
+    listed: &[Listed],
+    keeps: impl Fn(&FileRef) -> bool,
+) -> FxHashMap<i64, postings::InScope> {
+    let mut found: Vec<(usize, usize)> = Vec::with_capacity(listed.len());
+    let mut at = 0;
+    for (rank, l) in listed.iter().enumerate() {
+        while all
+            .get(at)
+            .is_some_and(|f| f.rel.as_str() < l.path.as_str())
+        {
+            at += 1;
+        }
+        if all.get(at).is_some_and(|f| f.rel == l.path) {
+            found.push((rank, at));
+        }
+    }
+    if found.len() < listed.len() {
+        let place: FxHashMap<&str, usize> = all
+            .iter()
+            .enumerate()
+            .map(|(at, f)| (f.rel.as_str(), at))
+            .collect();
+        found = listed
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, l)| Some((rank, *place.get(l.path.as_str())?)))
+            .collect();
+    }
+    let mut out = FxHashMap::with_capacity_and_hasher(found.len(), Default::default());
+    for (rank, at) in found {
+        if keeps(&all[at]) {
+            let l = &listed[rank];
+            out.insert(l.id, postings::InScope::of(rank, at, l));
+        }
+    }
+    out
+}
+
 /// The reference scorer: FTS5's `bm25()` over every line matching the query in the files of
 /// `ids`, the best `keep` kept (ties in path and line order), and `bm25(docs)` of the files.
 fn full_lines(
     conn: &rusqlite::Connection,
     terms: &Terms,
-    ids: &FxHashMap<i64, (&FileRef, postings::InScope)>,
+    ids: &FxHashMap<i64, postings::InScope>,
     corpus_files: usize,
     keep: Option<usize>,
 ) -> Result<(Vec<Cand>, FxHashMap<i64, f64>), Error> {
@@ -741,6 +773,64 @@ mod tests {
                 &query(&mut rng),
             );
         }
+    }
+
+    #[test]
+    fn files_are_found_by_id_in_path_order_or_out_of_it() {
+        let held = |rel: &str| FileRef {
+            rel: rel.to_string(),
+            abs: std::path::PathBuf::new(),
+            date: None,
+            held: Some(std::sync::Arc::new(crate::walk::Held::new(
+                format!("- {rel} coffee\n").into_bytes(),
+            ))),
+        };
+        let paths = [
+            "a.md",
+            "b/c.md",
+            "b/d.md",
+            "b.md",
+            "log/2026-11-02.md",
+            "z.md",
+        ];
+        let mut index = Index::open(None).unwrap();
+        let files: Vec<FileRef> = paths.iter().map(|p| held(p)).collect();
+        index.sync(&files, &Tokenizer::new()).unwrap();
+        let listed = index.files().unwrap();
+        // What the search sees: the index's files and a new one, one left out by the scope.
+        let mut all: Vec<FileRef> = paths.iter().map(|p| held(p)).collect();
+        all.push(held("new.md"));
+        all.sort_by(|a, b| a.rel.cmp(&b.rel));
+        let keeps = |f: &FileRef| f.rel != "b/d.md";
+        let found = |all: &[FileRef]| {
+            let mut v: Vec<(String, u32)> = by_id(all, &listed, keeps)
+                .values()
+                .map(|s| (all[s.at as usize].rel.clone(), s.rank))
+                .collect();
+            v.sort();
+            v
+        };
+        // Byte order: '.' comes before '/'.
+        let want = |from: usize| -> Vec<(String, u32)> {
+            [
+                ("a.md", 0),
+                ("b.md", 1),
+                ("b/c.md", 2),
+                ("log/2026-11-02.md", 4),
+                ("z.md", 5),
+            ]
+            .into_iter()
+            .skip(from)
+            .map(|(p, r)| (p.to_string(), r))
+            .collect()
+        };
+        // In order (the merge), out of order, and without one of the index's files (the map).
+        assert_eq!(found(&all), want(0));
+        all.reverse();
+        assert_eq!(found(&all), want(0));
+        all.reverse();
+        all.remove(0);
+        assert_eq!(found(&all), want(1));
     }
 
     #[test]
