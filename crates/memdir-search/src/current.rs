@@ -76,7 +76,6 @@ pub(crate) fn demote<T>(
     for item in items.iter_mut() {
         let (f, ..) = part(item);
         if seen.insert(std::ptr::from_ref(f))
-            && !superseded.contains_key(&f.rel)
             && let Some(target) = superseded_by(f)
         {
             superseded.insert(f.rel.clone(), target);
