@@ -730,7 +730,7 @@ fn bench(a: &Args, active: usize, memdir: &Path, server: &str, db: &str) -> anyh
         .and_then(|f| std::fs::metadata(f).ok())
         .map(|m| m.len());
     let (server0, backends0) = cpu_snapshot(&pg, db, &instances)?;
-    let swept0 = sweeps(&instances, "memdir_jobs_sweeps_total");
+    let swept0 = counters(&instances, "memdir_jobs_sweeps_total");
     let load0 = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let (mut mix, wall) = drive(
         &instances,
@@ -743,7 +743,7 @@ fn bench(a: &Args, active: usize, memdir: &Path, server: &str, db: &str) -> anyh
         },
     )?;
     let (server1, backends1) = cpu_snapshot(&pg, db, &instances)?;
-    let swept1 = sweeps(&instances, "memdir_jobs_sweeps_total");
+    let swept1 = counters(&instances, "memdir_jobs_sweeps_total");
     let load1 = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let statements = match (&log_file, log0) {
         (Some(f), Some(from)) => {
@@ -856,7 +856,7 @@ fn bench(a: &Args, active: usize, memdir: &Path, server: &str, db: &str) -> anyh
 }
 
 /// Each instance's count of `counter` on its `/metrics` (0 where it cannot be read).
-fn sweeps(instances: &[Instance], counter: &str) -> Vec<u64> {
+fn counters(instances: &[Instance], counter: &str) -> Vec<u64> {
     instances
         .iter()
         .map(|i| {
@@ -871,7 +871,7 @@ fn sweeps(instances: &[Instance], counter: &str) -> Vec<u64> {
 }
 
 /// A counter's value in a Prometheus text exposition.
-pub(crate) fn metric(exposition: &str, counter: &str) -> Option<u64> {
+fn metric(exposition: &str, counter: &str) -> Option<u64> {
     exposition.lines().find_map(|l| {
         l.strip_prefix(counter)?
             .strip_prefix(' ')?
@@ -891,7 +891,7 @@ fn sweep_report(
     at_mix_start: &[u64],
     at_mix_end: &[u64],
 ) -> anyhow::Result<()> {
-    let total = || -> u64 { sweeps(instances, "memdir_jobs_sweeps_total").iter().sum() };
+    let total = || -> u64 { counters(instances, "memdir_jobs_sweeps_total").iter().sum() };
     let want = a.tenants as u64;
     let (mut last, mut moved) = (total(), Instant::now());
     while last < want && moved.elapsed() < Duration::from_secs(60) {
@@ -904,8 +904,8 @@ fn sweep_report(
     let all_after = started.elapsed();
     // Three more checks by each instance: nothing is swept twice in the period.
     std::thread::sleep(Duration::from_millis(3_500));
-    let each = sweeps(instances, "memdir_jobs_sweeps_total");
-    let errors: u64 = sweeps(instances, "memdir_jobs_sweep_errors_total")
+    let each = counters(instances, "memdir_jobs_sweeps_total");
+    let errors: u64 = counters(instances, "memdir_jobs_sweep_errors_total")
         .iter()
         .sum();
     let swept: u64 = each.iter().sum();
