@@ -969,9 +969,75 @@ fn disk_bytes(dir: &Path) -> u64 {
         .sum()
 }
 
+/// The tenants (folders under a store's folder under `cache`) whose files the process `pid`
+/// has open, and how many of the open files are deleted ones.
+fn open_in_cache(pid: u32, cache: &Path) -> (std::collections::BTreeSet<String>, usize) {
+    let mut tenants = std::collections::BTreeSet::new();
+    let mut deleted = 0;
+    for e in std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        let Ok(target) = std::fs::read_link(e.path()) else {
+            continue;
+        };
+        let target = target.to_string_lossy().into_owned();
+        let Some(rest) = target.strip_prefix(&format!("{}/", cache.display())) else {
+            continue;
+        };
+        if target.ends_with(" (deleted)") {
+            deleted += 1;
+        }
+        tenants.insert(rest.split('/').nth(1).unwrap_or_default().to_string());
+    }
+    (tenants, deleted)
+}
+
+/// A database tenant's keyword index stays open between its searches, for the `[limits]
+/// max_open_indexes` most recently used tenants only (each holds descriptors and memory).
+#[test]
+fn store_indexes_stay_open_for_the_most_recently_used_tenants_only() {
+    let db = pg_or_skip!();
+    let home = tempfile::tempdir().unwrap();
+    let store = db.url("x").replace("?tenant=x", "");
+    let open = 2;
+    let op = home.path().join("service.toml");
+    std::fs::write(&op, format!("[limits]\nmax_open_indexes = {open}\n")).unwrap();
+    let tokens: Vec<String> = (0..4)
+        .map(|i| add(&store, home.path(), &format!("t{i}"), "p"))
+        .collect();
+    let s = Service::start(&store, home.path(), &["--config", op.to_str().unwrap()]);
+    let cache = home.path().join("cache").join("memdir").join("service");
+    for round in 0..2 {
+        for (i, t) in tokens.iter().enumerate() {
+            if round == 0 {
+                let (text, e) = tool(&s, t, "memory_log", json!({"text": "likes marmalade"}));
+                assert!(!e, "{text}");
+            }
+            let (hits, e) = tool(
+                &s,
+                t,
+                "memory_search",
+                json!({"pattern": "marmalade", "mode": "ranked"}),
+            );
+            assert!(!e && hits.contains("likes marmalade"), "{hits}");
+            let (held, deleted) = open_in_cache(s.child.id(), &cache);
+            let before = format!("t{}", (i + tokens.len() - 1) % tokens.len());
+            let want: std::collections::BTreeSet<String> = if round == 0 && i == 0 {
+                [format!("t{i}")].into()
+            } else {
+                [format!("t{i}"), before].into()
+            };
+            assert_eq!(held, want, "round {round}, after t{i}'s search");
+            assert_eq!(deleted, 0);
+        }
+    }
+}
+
 /// Ranked searches on many database tenants keep the instance's local search caches within
 /// `[limits] cache_bytes` (issue 35, item 3): the least recently used tenant's index is
-/// deleted and rebuilt on its next search, which still finds what it should.
+/// deleted and rebuilt on its next search, which still finds what it should. A tenant's index
+/// is closed before its folder is deleted (no deleted file stays held open).
 #[test]
 fn local_search_caches_stay_within_the_operator_budget() {
     let db = pg_or_skip!();
@@ -1008,6 +1074,12 @@ fn local_search_caches_stay_within_the_operator_budget() {
             let now = disk_bytes(&cache);
             assert!(now <= budget, "{now} bytes on disk, budget {budget}");
             seen = seen.max(now);
+            let (held, deleted) = open_in_cache(s.child.id(), &cache);
+            assert!(
+                held.contains(&format!("t{i}")),
+                "t{i}'s index was not kept open after its search: {held:?}"
+            );
+            assert_eq!(deleted, 0, "a deleted index is held open");
         }
     }
     assert!(seen > 0, "no search cache was written at all");

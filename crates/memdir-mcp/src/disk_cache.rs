@@ -7,17 +7,26 @@
 //! it (its turn comes after); the tenant just used goes last, and only when it alone is over
 //! the budget. Folders left by an earlier run are counted (oldest first) when the service
 //! starts, so no tenant's files stay on the instance's disk without a bound.
+//!
+//! A tenant's keyword index stays open between its searches (its memory's warm state keeps
+//! the connection), for the `open` most recently used tenants only: one that falls out of
+//! them has its index closed (each open index holds three descriptors and its page cache),
+//! and a tenant's index is closed before its folder is deleted, so a deleted index's bytes
+//! never stay on the disk behind an open connection.
 
 use hashlink::LruCache;
+use memdir::search::Warm;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, Weak};
 
 /// The cache root, its budget and what each tenant's folder holds.
 pub(crate) struct DiskCache {
     root: PathBuf,
     budget: u64,
+    /// Tenants whose keyword index may stay open (`[limits] max_open_indexes`).
+    open: usize,
     table: Mutex<Table>,
     /// Bytes of every tenant's folder, as last measured.
     pub(crate) bytes: Gauge,
@@ -29,6 +38,16 @@ struct Table {
     /// By tenant name, least recently used first.
     lru: LruCache<String, Slot>,
     total: u64,
+    /// Tenants that may have their index open, least recently used first, each with its
+    /// memory's warm state (where the connection is kept).
+    indexes: LruCache<String, Weak<Warm>>,
+}
+
+/// Closes the index a tenant's memory keeps open, if the memory is still open.
+fn close(w: &Weak<Warm>) {
+    if let Some(w) = w.upgrade() {
+        w.close_index();
+    }
 }
 
 struct Slot {
@@ -42,6 +61,8 @@ struct Slot {
 pub(crate) struct InUse<'a> {
     cache: &'a DiskCache,
     name: String,
+    /// The tenant's memory's warm state, where its index is kept open between searches.
+    warm: Option<Weak<Warm>>,
 }
 
 /// Bytes of the files under `dir` (0 when it does not exist); symlinks are not followed.
@@ -69,9 +90,10 @@ fn plain(name: &str) -> bool {
 }
 
 impl DiskCache {
-    /// The cache under `root` within `budget` bytes, counting what an earlier run left there
-    /// (oldest first) and deleting past the budget at once.
-    pub(crate) fn new(root: PathBuf, budget: u64) -> DiskCache {
+    /// The cache under `root` within `budget` bytes, with at most `open` tenants' indexes
+    /// kept open, counting what an earlier run left there (oldest first) and deleting past the
+    /// budget at once.
+    pub(crate) fn new(root: PathBuf, budget: u64, open: usize) -> DiskCache {
         let mut found: Vec<(std::time::SystemTime, String, u64)> = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&root) {
             for e in entries.flatten() {
@@ -96,7 +118,12 @@ impl DiskCache {
         let cache = DiskCache {
             root,
             budget,
-            table: Mutex::new(Table { lru, total }),
+            open,
+            table: Mutex::new(Table {
+                lru,
+                total,
+                indexes: LruCache::new_unbounded(),
+            }),
             bytes: Gauge::default(),
             evictions: Counter::default(),
         };
@@ -110,8 +137,9 @@ impl DiskCache {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks a request of tenant `name` as in flight (its folder is not deleted meanwhile).
-    pub(crate) fn enter(&self, name: &str) -> InUse<'_> {
+    /// Marks a request of tenant `name` as in flight (its folder is not deleted meanwhile);
+    /// `warm` is its memory's warm state, where its index is kept open between searches.
+    pub(crate) fn enter(&self, name: &str, warm: Option<Weak<Warm>>) -> InUse<'_> {
         let mut t = self.lock();
         match t.lru.get_mut(name) {
             Some(s) => s.busy += 1,
@@ -122,6 +150,7 @@ impl DiskCache {
         InUse {
             cache: self,
             name: name.to_string(),
+            warm,
         }
     }
 
@@ -144,6 +173,11 @@ impl DiskCache {
                     continue;
                 }
                 let dir = self.root.join(&name);
+                // Its index is closed first: an open connection would keep the deleted file's
+                // bytes on the disk.
+                if let Some(w) = t.indexes.remove(&name) {
+                    close(&w);
+                }
                 // Deleted under the lock: a request of this tenant that starts now waits, then
                 // builds its index again.
                 let gone = match std::fs::remove_dir_all(&dir) {
@@ -184,7 +218,24 @@ impl Drop for InUse<'_> {
             }
         };
         t.total = t.total - old.min(t.total) + bytes;
+        // A tenant with a folder may have its index open: it is now the most recently used,
+        // and past the bound the least recently used one's is closed.
+        // (Closed after the lock is let go: closing a connection writes its log back.)
+        let mut past = Vec::new();
+        if bytes > 0
+            && let Some(w) = self.warm.take()
+        {
+            t.indexes.insert(self.name.clone(), w);
+            while t.indexes.len() > c.open {
+                match t.indexes.remove_lru() {
+                    Some((_, w)) => past.push(w),
+                    None => break,
+                }
+            }
+        }
         c.shrink(&mut t, Some(&self.name));
+        drop(t);
+        past.iter().for_each(close);
     }
 }
 
@@ -206,17 +257,17 @@ mod tests {
         let root = d.path();
         fill(root, "old1", 400);
         fill(root, "old2", 400);
-        let c = DiskCache::new(root.to_path_buf(), 1000);
+        let c = DiskCache::new(root.to_path_buf(), 1000, 8);
         assert!(dir_bytes(root) <= 1000);
         for n in ["a", "b", "c"] {
-            let u = c.enter(n);
+            let u = c.enter(n, None);
             fill(root, n, 300);
             drop(u);
             assert!(dir_bytes(root) <= 1000, "{}", dir_bytes(root));
         }
         // "b" is busy: a new tenant pushes out "c"'s elders but never "b".
-        let b = c.enter("b");
-        let d2 = c.enter("d");
+        let b = c.enter("b", None);
+        let d2 = c.enter("d", None);
         fill(root, "d", 300);
         drop(d2);
         assert!(root.join("b").exists());
@@ -224,7 +275,7 @@ mod tests {
         drop(b);
         assert!(dir_bytes(root) <= 1000, "{}", dir_bytes(root));
         // One tenant alone over the budget does not stay.
-        let e = c.enter("e");
+        let e = c.enter("e", None);
         fill(root, "e", 2000);
         drop(e);
         assert!(!root.join("e").exists());

@@ -83,6 +83,9 @@ pub struct ServiceLimits {
     /// (database and object-store tenants; the least recently used tenant's folder is deleted
     /// past it and rebuilt on its next search).
     pub cache_bytes: u64,
+    /// Database and object-store tenants whose keyword index stays open between searches
+    /// (the most recently used; each holds three descriptors and its page cache).
+    pub max_open_indexes: usize,
 }
 
 impl Default for ServiceLimits {
@@ -100,6 +103,7 @@ impl Default for ServiceLimits {
             max_sessions_per_tenant: 8,
             token_cache_ms: 5_000,
             cache_bytes: 1 << 30,
+            max_open_indexes: 256,
         }
     }
 }
@@ -414,7 +418,10 @@ async fn authenticate(State(shared): State<Arc<Shared>>, mut req: Request, next:
         return r;
     }
     req.extensions_mut().insert(Authed(open.clone()));
-    let in_use = shared.disk.as_ref().map(|d| d.enter(&open.tenant.name));
+    let in_use = shared
+        .disk
+        .as_ref()
+        .map(|d| d.enter(&open.tenant.name, open.tools.memory().warm_handle()));
     let r = next.run(req).await;
     drop(in_use);
     shared.note_warm(&open);
@@ -618,7 +625,7 @@ fn router(
     ));
     let mut registry_metrics = Metrics::new();
     let disk = config.search_cache.clone().map(|root| {
-        let d = crate::disk_cache::DiskCache::new(root, l.cache_bytes);
+        let d = crate::disk_cache::DiskCache::new(root, l.cache_bytes, l.max_open_indexes);
         registry_metrics.registry.register(
             "search_cache_bytes",
             "Bytes of the tenants' local search caches on this instance's disk",

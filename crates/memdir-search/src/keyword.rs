@@ -86,6 +86,9 @@ pub(crate) struct Index {
     /// changes that number when another connection commits, and [`Index::sync`] drops the list
     /// when this one writes, so an equal number means the list is still the table.
     files: std::cell::RefCell<Option<(i64, FileList)>>,
+    /// The device and inode of the file this connection opened (`None`: in memory), so a kept
+    /// connection is handed back only while that file is still the one at its path.
+    file: Option<(u64, u64)>,
 }
 
 /// Every file of the index, with what ranked search reads of each.
@@ -145,10 +148,14 @@ impl Kept {
         Index::open(Some(root))
     }
 
-    /// Keeps `index` (of the folder at `root`) for the next search.
+    /// Keeps `index` (of the folder at `root`) for the next search, if the file it opened is
+    /// still the one at its path: an index deleted meanwhile (a cache folder dropped to stay
+    /// within its budget, `forget`) is closed, so its bytes leave the disk now.
     pub(crate) fn keep(&self, root: &Path, index: Index) {
         let path = index_path(root);
-        if let Some(id) = file_id(&path) {
+        if let Some(id) = index.file
+            && file_id(&path) == Some(id)
+        {
             *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((path, id, index));
         }
     }
@@ -174,24 +181,25 @@ impl Index {
             return Ok(Index {
                 conn: c,
                 files: Default::default(),
+                file: None,
             });
         };
         let path = index_path(root);
         let on_disk = std::fs::create_dir_all(root.join(memdir_folder::META_DIR))
             .ok()
             .and_then(|()| open_checked(&path).ok());
-        let conn = match on_disk {
-            Some(c) => c,
+        let (conn, file) = match on_disk {
+            Some(c) => (c, file_id(&path)),
             None => {
                 // Corrupt or unreadable: start over, or fall back to memory if the folder is
                 // read-only. The files are the truth; the index is only a cache.
                 let _ = std::fs::remove_file(&path);
                 match open_checked(&path) {
-                    Ok(c) => c,
+                    Ok(c) => (c, file_id(&path)),
                     Err(_) => {
                         let c = Connection::open_in_memory().map_err(db_err)?;
                         init(&c)?;
-                        c
+                        (c, None)
                     }
                 }
             }
@@ -199,6 +207,7 @@ impl Index {
         Ok(Index {
             conn,
             files: Default::default(),
+            file,
         })
     }
 

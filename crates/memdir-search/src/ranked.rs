@@ -62,12 +62,20 @@ pub(crate) fn fresh_index(
     Ok((index, all))
 }
 
-/// Where a search may keep its index open for the next one: a folder's own index, in a
-/// long-lived memory (one with a warm copy). A store's index lives in the front end's cache
-/// folder, whose byte budget deletes files, so it is opened per search and never held open.
+/// Where a search may keep its index open for the next one: in a long-lived memory (one with
+/// a warm copy), a folder's own index or a store's index in its cache folder. A cache folder
+/// may be deleted to keep within a byte budget: whoever deletes it closes the kept connection
+/// first ([`crate::Warm::close_index`]), and a connection whose file is gone is never reused
+/// nor handed back.
 pub(crate) fn kept<'s>(s: &Searcher<'s>) -> Option<(&'s Kept, &'s std::path::Path)> {
     match (s.warm, s.corpus) {
         (Some(w), Corpus::Folder(root)) => Some((&w.keyword, root)),
+        (
+            Some(w),
+            Corpus::Store {
+                cache: Some(root), ..
+            },
+        ) => Some((&w.keyword, root)),
         _ => None,
     }
 }

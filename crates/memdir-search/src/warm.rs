@@ -123,6 +123,13 @@ impl Warm {
         Some(out)
     }
 
+    /// Closes the keyword index kept open between searches, if any (the next search opens it
+    /// again): for a front end about to delete the cache folder it lives in, or holding too
+    /// many open.
+    pub fn close_index(&self) {
+        self.keyword.clear();
+    }
+
     /// Bytes held in memory as of the last search.
     pub fn held_bytes(&self) -> usize {
         self.held.load(Ordering::Relaxed)

@@ -29,6 +29,11 @@ impl Warm {
         None
     }
 
+    /// Closes the keyword index kept open between searches, if any (see `warm.rs`).
+    pub fn close_index(&self) {
+        self.keyword.clear();
+    }
+
     /// Nothing is held.
     pub fn held_bytes(&self) -> usize {
         0

@@ -735,12 +735,24 @@ impl Memory {
     /// a search still sees every write that finished before it began, from any process. Costs
     /// memory about twice the size of the folder (capped at 512 MiB); where inotify is unavailable
     /// searches read the disk as before. Clones made from the result share the copy.
+    ///
+    /// Either way the keyword index stays open between ranked searches (SQLite's set-up,
+    /// schema and statements are not paid again): the folder's own, or a store's in its
+    /// [`Memory::with_search_cache`] folder (a store has no copy: its own cache serves reads).
     pub fn with_warm_search(&self) -> Memory {
         let mut mem = self.clone();
         if mem.cx.warm.is_none() {
             mem.cx.warm = Some(Arc::default());
         }
         mem
+    }
+
+    /// This memory's warm search state, held weakly (`None` without
+    /// [`Memory::with_warm_search`]): a front end that deletes a store's search cache folder,
+    /// or bounds how many indexes stay open, closes this memory's kept index through it
+    /// ([`memdir_search::Warm::close_index`]) without keeping a closed memory alive.
+    pub fn warm_handle(&self) -> Option<std::sync::Weak<memdir_search::Warm>> {
+        self.cx.warm.as_ref().map(Arc::downgrade)
     }
 
     /// Bytes of files held in memory for this memory's searches: warm search's copy (as of its

@@ -484,11 +484,10 @@ fn run_service(a: Args, env: &Env) -> CliResult {
             Some(e) => mem.with_embedder(e.clone()),
             None => mem.with_embed_config(memdir::embed::EmbedConfig::None),
         };
-        Ok(if is_folder {
-            mem.with_warm_search()
-        } else {
-            mem
-        })
+        // A folder tenant's files are copied in memory between searches; every tenant's
+        // keyword index stays open between them (a store's in its cache folder, closed by the
+        // service past `max_open_indexes` or before the folder is deleted).
+        Ok(mem.with_warm_search())
     });
     let config = memdir_mcp::service::ServiceConfig {
         listen: a.listen,
