@@ -49,7 +49,12 @@ fn to_rmcp(spec: &ToolSpec) -> Tool {
 impl MemdirServer {
     /// A server over `tools`.
     pub fn new(tools: Tools) -> MemdirServer {
-        let listed = Arc::new(specs().iter().map(to_rmcp).collect());
+        // Built once per process: a service makes a server for every tenant it opens, and
+        // building the listing (the tools' JSON schemas) was a few percent of a first touch.
+        static LISTED: std::sync::OnceLock<Arc<Vec<Tool>>> = std::sync::OnceLock::new();
+        let listed = LISTED
+            .get_or_init(|| Arc::new(specs().iter().map(to_rmcp).collect()))
+            .clone();
         MemdirServer { tools, listed }
     }
 
