@@ -386,13 +386,17 @@ fn open_checked(path: &Path) -> Result<Connection, Error> {
         .optional()
         .unwrap_or(None);
     if tag.as_deref() != Some(version_tag().as_str()) {
-        c.execute_batch(
+        // One transaction: the schema is made whole or not at all, in one commit (not one per
+        // table; a new tenant's first search makes this schema).
+        let tx = c.unchecked_transaction().map_err(db_err)?;
+        tx.execute_batch(
             "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files;
              DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS docs;
              DROP TABLE IF EXISTS postings;",
         )
         .map_err(db_err)?;
-        init(&c)?;
+        init(&tx)?;
+        tx.commit().map_err(db_err)?;
     }
     Ok(c)
 }
