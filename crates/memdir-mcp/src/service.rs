@@ -84,7 +84,8 @@ pub struct ServiceLimits {
     /// past it and rebuilt on its next search).
     pub cache_bytes: u64,
     /// Database and object-store tenants whose keyword index stays open between searches
-    /// (the most recently used; each holds three descriptors and its page cache).
+    /// (the most recently used; each holds three descriptors and about 0.3 MB: SQLite's
+    /// lookaside and page cache, the schema and the prepared statements).
     pub max_open_indexes: usize,
 }
 
@@ -103,7 +104,7 @@ impl Default for ServiceLimits {
             max_sessions_per_tenant: 8,
             token_cache_ms: 5_000,
             cache_bytes: 1 << 30,
-            max_open_indexes: 256,
+            max_open_indexes: 64,
         }
     }
 }
