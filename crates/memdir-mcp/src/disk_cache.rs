@@ -54,6 +54,9 @@ struct Slot {
     bytes: u64,
     /// Requests of the tenant in flight.
     busy: usize,
+    /// Its memory's warm state as of its last request (an index may be open there even when
+    /// it is not among `indexes`: one opened by the person's page, say).
+    warm: Option<Weak<Warm>>,
 }
 
 /// One request of a tenant: its folder is measured, and the cache brought within its budget,
@@ -113,7 +116,14 @@ impl DiskCache {
         let mut total = 0;
         for (_, name, bytes) in found {
             total += bytes;
-            lru.insert(name, Slot { bytes, busy: 0 });
+            lru.insert(
+                name,
+                Slot {
+                    bytes,
+                    busy: 0,
+                    warm: None,
+                },
+            );
         }
         let cache = DiskCache {
             root,
@@ -142,9 +152,21 @@ impl DiskCache {
     pub(crate) fn enter(&self, name: &str, warm: Option<Weak<Warm>>) -> InUse<'_> {
         let mut t = self.lock();
         match t.lru.get_mut(name) {
-            Some(s) => s.busy += 1,
+            Some(s) => {
+                s.busy += 1;
+                if warm.is_some() {
+                    s.warm.clone_from(&warm);
+                }
+            }
             None => {
-                t.lru.insert(name.to_string(), Slot { bytes: 0, busy: 1 });
+                t.lru.insert(
+                    name.to_string(),
+                    Slot {
+                        bytes: 0,
+                        busy: 1,
+                        warm: warm.clone(),
+                    },
+                );
             }
         }
         InUse {
@@ -175,7 +197,8 @@ impl DiskCache {
                 let dir = self.root.join(&name);
                 // Its index is closed first: an open connection would keep the deleted file's
                 // bytes on the disk.
-                if let Some(w) = t.indexes.remove(&name) {
+                let slot = t.lru.peek(&name).and_then(|s| s.warm.clone());
+                if let Some(w) = t.indexes.remove(&name).or(slot) {
                     close(&w);
                 }
                 // Deleted under the lock: a request of this tenant that starts now waits, then
@@ -213,7 +236,14 @@ impl Drop for InUse<'_> {
                 std::mem::replace(&mut s.bytes, bytes)
             }
             None => {
-                t.lru.insert(self.name.clone(), Slot { bytes, busy: 0 });
+                t.lru.insert(
+                    self.name.clone(),
+                    Slot {
+                        bytes,
+                        busy: 0,
+                        warm: self.warm.clone(),
+                    },
+                );
                 0
             }
         };

@@ -698,7 +698,13 @@ fn router(
                 return Ok(None);
             };
             let open = s.get_or_open(tenant)?;
-            Ok(Some(Memory::clone(open.tools.memory())))
+            let memory = open.tools.memory();
+            // In the local cache's table with its warm state, so an index the page opens is
+            // closed before the tenant's folder is deleted.
+            if let Some(d) = &s.disk {
+                drop(d.enter(&open.tenant.name, memory.warm_handle()));
+            }
+            Ok(Some(Memory::clone(memory)))
         }))
     });
     if let Some(p) = &page {
