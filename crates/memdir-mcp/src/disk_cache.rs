@@ -38,9 +38,9 @@ struct Table {
     /// By tenant name, least recently used first.
     lru: LruCache<String, Slot>,
     total: u64,
-    /// Tenants that may have their index open, least recently used first, each with its
-    /// memory's warm state (where the connection is kept).
-    indexes: LruCache<String, Weak<Warm>>,
+    /// Tenants that may have their index open (in their slot's warm state), least recently
+    /// used first.
+    indexes: LruCache<String, ()>,
 }
 
 /// Closes the index a tenant's memory keeps open, if the memory is still open.
@@ -54,8 +54,8 @@ struct Slot {
     bytes: u64,
     /// Requests of the tenant in flight.
     busy: usize,
-    /// Its memory's warm state as of its last request (an index may be open there even when
-    /// it is not among `indexes`: one opened by the person's page, say).
+    /// Its memory's warm state as of its last request, where its index is kept open (also
+    /// one the person's page opened, which is not among `indexes`).
     warm: Option<Weak<Warm>>,
 }
 
@@ -64,8 +64,6 @@ struct Slot {
 pub(crate) struct InUse<'a> {
     cache: &'a DiskCache,
     name: String,
-    /// The tenant's memory's warm state, where its index is kept open between searches.
-    warm: Option<Weak<Warm>>,
 }
 
 /// Bytes of the files under `dir` (0 when it does not exist); symlinks are not followed.
@@ -164,7 +162,7 @@ impl DiskCache {
                     Slot {
                         bytes: 0,
                         busy: 1,
-                        warm: warm.clone(),
+                        warm,
                     },
                 );
             }
@@ -172,7 +170,6 @@ impl DiskCache {
         InUse {
             cache: self,
             name: name.to_string(),
-            warm,
         }
     }
 
@@ -197,9 +194,9 @@ impl DiskCache {
                 let dir = self.root.join(&name);
                 // Its index is closed first: an open connection would keep the deleted file's
                 // bytes on the disk.
-                let slot = t.lru.peek(&name).and_then(|s| s.warm.clone());
-                if let Some(w) = t.indexes.remove(&name).or(slot) {
-                    close(&w);
+                t.indexes.remove(&name);
+                if let Some(w) = t.lru.peek(&name).and_then(|s| s.warm.as_ref()) {
+                    close(w);
                 }
                 // Deleted under the lock: a request of this tenant that starts now waits, then
                 // builds its index again.
@@ -241,7 +238,7 @@ impl Drop for InUse<'_> {
                     Slot {
                         bytes,
                         busy: 0,
-                        warm: self.warm.clone(),
+                        warm: None,
                     },
                 );
                 0
@@ -252,15 +249,13 @@ impl Drop for InUse<'_> {
         // and past the bound the least recently used one's is closed.
         // (Closed after the lock is let go: closing a connection writes its log back.)
         let mut past = Vec::new();
-        if bytes > 0
-            && let Some(w) = self.warm.take()
-        {
-            t.indexes.insert(self.name.clone(), w);
+        if bytes > 0 {
+            t.indexes.insert(self.name.clone(), ());
             while t.indexes.len() > c.open {
-                match t.indexes.remove_lru() {
-                    Some((_, w)) => past.push(w),
-                    None => break,
-                }
+                let Some((name, ())) = t.indexes.remove_lru() else {
+                    break;
+                };
+                past.extend(t.lru.peek(&name).and_then(|s| s.warm.clone()));
             }
         }
         c.shrink(&mut t, Some(&self.name));
