@@ -148,6 +148,17 @@ enum Plan {
 struct Planner {
     plans: BTreeMap<String, (Option<String>, Plan)>,
     report: ImportReport,
+    /// The kinds of the secrets the guard redacted from the planned writes.
+    redacted: Vec<&'static str>,
+}
+
+/// `text`, bound for `path`, as the guard lets it be stored ([`crate::guard::content`]), and the
+/// kinds of the secrets it redacted. A plan compares the file with the source's text and with
+/// this: a secret the first import redacted must not make the next one see a new entry (or
+/// another note) in every line that held one, nor a file stored verbatim (under `off`) a change.
+fn guarded(cx: &Ctx, path: &str, text: &str) -> Result<(String, Vec<&'static str>), Error> {
+    let g = crate::guard::content(cx, path, text, None)?;
+    Ok((g.text.into_owned(), g.redacted))
 }
 
 /// Imports `source` into this memory as one change (`label` names the source in its
@@ -165,7 +176,11 @@ pub(crate) fn import(
         ImportSource::Chats { format, json } => plan_chats(cx, &mut p, format, json)?,
         ImportSource::Folder { layout, store } => plan_folder(cx, &mut p, layout, store)?,
     }
-    let Planner { plans, mut report } = p;
+    let Planner {
+        plans,
+        mut report,
+        redacted,
+    } = p;
     let mut writes = Vec::new();
     for (path, (from, plan)) in plans {
         let action = match &plan {
@@ -192,18 +207,8 @@ pub(crate) fn import(
         0 => format!("{} files", report.files.len()),
         n => format!("{n} turns of {} conversations", report.conversations),
     };
-    // Every text passes the guard before the change begins: a refusal writes nothing.
-    let mut redacted = Vec::new();
-    for (path, plan) in &mut writes {
-        if let Plan::Write(text) | Plan::Update(text) | Plan::Append(text, _) = plan {
-            let guarded = crate::guard::content(cx, path, text, None)?;
-            if !guarded.redacted.is_empty() {
-                redacted.extend(guarded.redacted);
-                let clean = guarded.text.into_owned();
-                *text = clean;
-            }
-        }
-    }
+    // Every text written passed the guard when it was planned, before the change begins: a
+    // refusal writes nothing.
     let tx = crate::change::begin(cx, "import", label)?
         .default_reason(format!("imported {summary} from {label}"))
         .redacted(&redacted);
@@ -258,7 +263,7 @@ fn plan_chats(cx: &Ctx, p: &mut Planner, format: ChatFormat, json: &str) -> Resu
         }
         if let Some(note) = conversation_note(&layout, format, c, &days) {
             let (path, text) = note;
-            let plan = plan_note(cx, &path, text, true)?;
+            let plan = plan_note(cx, p, &path, text, true)?;
             p.plans.insert(path, (None, plan));
         }
     }
@@ -334,7 +339,7 @@ fn plan_folder(
                 rels.push(rel);
                 continue;
             }
-            Imported::Core => plan_core(cx, &host, &rel, text)?,
+            Imported::Core => plan_core(cx, p, &host, &rel, text)?,
             Imported::Note(path) => {
                 let stem = rel.trim_end_matches(".md");
                 let text = match index_lines.get(&rel) {
@@ -350,7 +355,7 @@ fn plan_folder(
                     .filter(|_| from == LayoutName::OpenClaw && !rel.starts_with("memory/notes/"))
                     .unwrap_or(text),
                 };
-                let plan = plan_note(cx, &path, text, false)?;
+                let plan = plan_note(cx, p, &path, text, false)?;
                 (path, plan)
             }
         };
@@ -368,6 +373,7 @@ fn plan_folder(
 /// and it fits core's cap; otherwise it is kept as a note beside the others.
 fn plan_core(
     cx: &Ctx,
+    p: &mut Planner,
     host: &FolderLayout,
     rel: &str,
     text: String,
@@ -378,8 +384,14 @@ fn plan_core(
     if current == text {
         return Ok((core.to_string(), Plan::Same));
     }
-    if current.trim().is_empty() && cx.config().core.cap().check(core, "", &text).is_ok() {
-        return Ok((core.to_string(), Plan::Write(text)));
+    if current.trim().is_empty() {
+        let (clean, kinds) = guarded(cx, core, &text)?;
+        if cx.config().core.cap().check(core, "", &clean).is_ok() {
+            p.redacted.extend(kinds);
+            return Ok((core.to_string(), Plan::Write(clean)));
+        }
+    } else if guarded(cx, core, &text).is_ok_and(|(clean, _)| clean == current) {
+        return Ok((core.to_string(), Plan::Same));
     }
     let path = cx
         .layout()
@@ -393,19 +405,40 @@ fn plan_core(
         ),
     )
     .unwrap_or(text);
-    let plan = plan_note(cx, &path, text, false)?;
+    let plan = plan_note(cx, p, &path, text, false)?;
     Ok((path, plan))
 }
 
 /// A note: created when absent; the same text is unchanged; a different file is kept,
 /// unless `ours` (a note an earlier import made, brought up to date).
-fn plan_note(cx: &Ctx, path: &str, text: String, ours: bool) -> Result<Plan, Error> {
-    let p = MemPath::parse_file(path)?;
-    Ok(match read_text(cx.store(), &p)? {
-        None => Plan::Write(text),
-        Some(current) if current == text => Plan::Same,
-        Some(_) if ours => Plan::Update(text),
-        Some(_) => Plan::Kept(format!(
+fn plan_note(
+    cx: &Ctx,
+    p: &mut Planner,
+    path: &str,
+    text: String,
+    ours: bool,
+) -> Result<Plan, Error> {
+    let current = match read_text(cx.store(), &MemPath::parse_file(path)?)? {
+        Some(current) if current == text => return Ok(Plan::Same),
+        current => current,
+    };
+    // A file kept as it is needs no guard to pass: its refusal only means "not the same".
+    let clean = match guarded(cx, path, &text) {
+        Err(e) if current.is_none() || ours => return Err(e),
+        Err(_) => None,
+        Ok(g) => Some(g),
+    };
+    Ok(match (current, clean) {
+        (Some(current), Some((clean, _))) if current == clean => Plan::Same,
+        (None, Some((clean, kinds))) => {
+            p.redacted.extend(kinds);
+            Plan::Write(clean)
+        }
+        (Some(_), Some((clean, kinds))) if ours => {
+            p.redacted.extend(kinds);
+            Plan::Update(clean)
+        }
+        _ => Plan::Kept(format!(
             "{path} is already there with other text: compare them, then merge by hand or move yours away and import again"
         )),
     })
@@ -419,26 +452,38 @@ fn plan_log(cx: &Ctx, p: &mut Planner, path: &str, text: &str) -> Result<Plan, E
     let current = read_text(cx.store(), &file)?;
     let Some(current) = current.filter(|c| !c.is_empty()) else {
         p.report.entries_added += total;
-        return Ok(if total == 0 {
-            Plan::Same
-        } else {
-            Plan::Write(text.to_string())
-        });
+        if total == 0 {
+            return Ok(Plan::Same);
+        }
+        let (clean, kinds) = guarded(cx, path, text)?;
+        p.redacted.extend(kinds);
+        return Ok(Plan::Write(clean));
     };
     let mut have: HashMap<String, usize> = HashMap::new();
     for e in parse_entries(&current) {
         *have.entry(e.text).or_default() += 1;
     }
+    // An entry is there already as the source has it, or as the guard stores it.
+    let mut take = |entry: &str| match have.get_mut(entry) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    };
     let mut add = String::new();
     let mut added = 0;
     for e in parse_entries(text) {
-        match have.get_mut(&e.text) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => {
-                add.push_str(&e.text);
-                added += 1;
-            }
+        if take(&e.text) {
+            continue;
         }
+        let (clean, kinds) = guarded(cx, path, &e.text)?;
+        if !kinds.is_empty() && take(&clean) {
+            continue;
+        }
+        p.redacted.extend(kinds);
+        add.push_str(&clean);
+        added += 1;
     }
     p.report.entries_added += added;
     p.report.entries_present += total - added;

@@ -43,3 +43,138 @@ fn fuzz_import_host_two_files_for_one_log_are_imported_once() {
         log
     );
 }
+
+/// Found by `cargo fuzz run import_chatgpt`: a turn holding a credential was stored redacted
+/// (the guard ran after the import was planned), so the next import of the same export
+/// compared the export's own text with the redacted entry, found it missing and appended it
+/// again: one more redacted copy of the line on every re-run.
+#[test]
+fn fuzz_import_chatgpt_a_redacted_turn_is_not_added_again() {
+    let json = r#"[{"title":"Deploy","create_time":1764493200,"conversation_id":"abc",
+        "current_node":"n2","mapping":{
+        "n1":{"id":"n1","message":{"author":{"role":"user"},"content":{"content_type":"text","parts":["deploy with API_TOKEN=Zq8vR3kT9wLp2XyB7nQe4Hs6 today"]},"create_time":1764493200},"parent":null,"children":["n2"]},
+        "n2":{"id":"n2","message":{"author":{"role":"assistant"},"content":{"content_type":"text","parts":["done"]},"create_time":1764493260},"parent":"n1","children":[]}}}]"#;
+    let dir = tempfile::tempdir().unwrap();
+    let mem = memory(dir.path());
+    let source = || ImportSource::Chats {
+        format: memdir::import::ChatFormat::ChatGpt,
+        json,
+    };
+    let first = mem.import(source(), "conversations.json", false).unwrap();
+    assert_eq!(first.entries_added, 2, "{first:?}");
+    let files = || {
+        let mut all = Vec::new();
+        for sub in ["log", "notes"] {
+            files_under(&dir.path().join(sub), &mut all);
+        }
+        all.sort();
+        all
+    };
+    let after = files();
+    let log: String = after
+        .iter()
+        .filter(|(p, _)| p.starts_with(dir.path().join("log")))
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert!(log.contains("[redacted:generic-api-key:Zq8v…]"), "{log}");
+    assert!(!log.contains("R3kT9wLp"), "{log}");
+    for _ in 0..2 {
+        let again = mem.import(source(), "conversations.json", false).unwrap();
+        assert_eq!(again.entries_added, 0, "{again:?}");
+        assert_eq!(again.entries_present, 2, "{again:?}");
+        assert_eq!(files(), after, "re-running changed files");
+    }
+}
+
+/// The same for a host's folder: a log entry and a note that held a credential are, on the
+/// second import, already there as they would be written (not a new entry, not "a different
+/// file is at that path").
+#[test]
+fn import_host_a_redacted_file_is_unchanged_on_a_second_import() {
+    let host = InMemoryStore::new();
+    for (path, text) in [
+        (
+            "memory/2026-11-30.md",
+            "- 09:00 deploy with API_TOKEN=Zq8vR3kT9wLp2XyB7nQe4Hs6 today\n",
+        ),
+        (
+            "memory/notes/deploy.md",
+            "---\nname: deploy\ndescription: how we deploy\n---\nAPI_TOKEN=Zq8vR3kT9wLp2XyB7nQe4Hs6\n",
+        ),
+    ] {
+        host.write(&MemPath::parse(path).unwrap(), text.as_bytes())
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mem = memory(dir.path());
+    let source = || ImportSource::Folder {
+        layout: LayoutName::OpenClaw,
+        store: &host,
+    };
+    let first = mem.import(source(), "host", false).unwrap();
+    assert_eq!(first.entries_added, 1, "{first:?}");
+    let log_path = dir.path().join("log/2026-11-30.openclaw.md");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(log.contains("[redacted:generic-api-key:Zq8v…]"), "{log}");
+    let again = mem.import(source(), "host", false).unwrap();
+    assert_eq!(again.entries_added, 0, "{again:?}");
+    for f in &again.files {
+        assert_eq!(
+            f.action,
+            memdir::import::FileAction::Unchanged,
+            "{}: {again:?}",
+            f.path
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&log_path).unwrap(), log);
+}
+
+/// Every file under `dir` with its text.
+fn files_under(dir: &std::path::Path, out: &mut Vec<(std::path::PathBuf, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files_under(&p, out);
+        } else {
+            out.push((p.clone(), std::fs::read_to_string(&p).unwrap()));
+        }
+    }
+}
+
+/// A log entry stored as it was (imported under `[secrets] policy = "off"`) is there already
+/// when the policy redacts: the next import compares the source's own text too, so it adds no
+/// redacted copy beside it.
+#[test]
+fn import_an_entry_stored_verbatim_is_not_added_again_redacted() {
+    let host = InMemoryStore::new();
+    let entry = "- 09:00 deploy with API_TOKEN=Zq8vR3kT9wLp2XyB7nQe4Hs6 today\n";
+    host.write(
+        &MemPath::parse("memory/2026-11-30.md").unwrap(),
+        entry.as_bytes(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".memdir/config.toml");
+    memory(dir.path());
+    let with_policy = |policy: &str| {
+        std::fs::write(&config, format!("[secrets]\npolicy = \"{policy}\"\n")).unwrap();
+        let at: jiff::Timestamp = "2026-11-30T09:00:00Z".parse().unwrap();
+        Memory::open(dir.path(), Clock::fixed(at, jiff::tz::TimeZone::UTC)).unwrap()
+    };
+    let source = || ImportSource::Folder {
+        layout: LayoutName::OpenClaw,
+        store: &host,
+    };
+    let first = with_policy("off").import(source(), "host", false).unwrap();
+    assert_eq!(first.entries_added, 1, "{first:?}");
+    let log_path = dir.path().join("log/2026-11-30.openclaw.md");
+    assert_eq!(std::fs::read_to_string(&log_path).unwrap(), entry);
+    let again = with_policy("redact")
+        .import(source(), "host", false)
+        .unwrap();
+    assert_eq!(again.entries_added, 0, "{again:?}");
+    assert_eq!(std::fs::read_to_string(&log_path).unwrap(), entry);
+}
