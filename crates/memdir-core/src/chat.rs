@@ -103,11 +103,14 @@ pub fn parse_chatgpt(json: &str) -> Result<Vec<Conversation>, String> {
             .unwrap_or_else(|| format!("{}-{n}", created.map(|t| t.as_second()).unwrap_or(0)));
         // The thread shown: parent links from the current node, else every message by time.
         let mut chain: Vec<&Value> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut node = c.get("current_node").and_then(Value::as_str);
         while let Some(id) = node {
             let Some(n) = mapping.get(id) else { break };
-            if chain.len() > mapping.len() {
-                break; // A cycle: the export is damaged; stop rather than loop.
+            if !seen.insert(id) {
+                // A cycle: the export is damaged; the thread starts where it repeats, so no
+                // message is imported twice.
+                break;
             }
             chain.push(n);
             node = n.get("parent").and_then(Value::as_str);
@@ -569,6 +572,20 @@ mod tests {
         assert!(e.len() < MAX_TURN_CHARS + 100, "{}", e.len());
         assert!(e.ends_with("more characters in the export)\n"));
         assert_eq!(e.lines().count(), 1);
+    }
+
+    /// Found by `cargo fuzz run import_chatgpt`: a `parent` cycle (`n1`'s parent `n2`, `n2`'s
+    /// `n1`) was followed until the thread was longer than the mapping, so each message on the
+    /// cycle was imported two or three times (a 5 KB export wrote 26 KB).
+    #[test]
+    fn fuzz_import_chatgpt_a_parent_cycle_gives_each_message_once() {
+        let json = r#"[{"title":"t","create_time":1764493200,"current_node":"n3","mapping":{
+            "n1":{"id":"n1","message":{"author":{"role":"user"},"content":{"parts":["one"]},"create_time":1764493200},"parent":"n2","children":["n2"]},
+            "n2":{"id":"n2","message":{"author":{"role":"assistant"},"content":{"parts":["two"]},"create_time":1764493201},"parent":"n1","children":["n3"]},
+            "n3":{"id":"n3","message":{"author":{"role":"user"},"content":{"parts":["three"]},"create_time":1764493202},"parent":"n2","children":[]}}}]"#;
+        let c = parse_chatgpt(json).unwrap();
+        let texts: Vec<&str> = c[0].turns.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(texts, ["one", "two", "three"]);
     }
 
     /// Found by `cargo fuzz run import_chatgpt`: a turn's text (and a ChatGPT role) kept
