@@ -153,11 +153,18 @@ struct Planner {
 }
 
 /// `text`, bound for `path`, as the guard lets it be stored ([`crate::guard::content`]), and the
-/// kinds of the secrets it redacted. A plan compares the file with the source's text and with
-/// this: a secret the first import redacted must not make the next one see a new entry (or
-/// another note) in every line that held one, nor a file stored verbatim (under `off`) a change.
-fn guarded(cx: &Ctx, path: &str, text: &str) -> Result<(String, Vec<&'static str>), Error> {
-    let g = crate::guard::content(cx, path, text, None)?;
+/// kinds of the secrets it redacted; `current` is what the file holds now (a secret already
+/// there is kept as it is, as an edit keeps it). A plan compares the file with this, never with
+/// the source's own text: a secret the first import redacted must not make the next one see a
+/// new entry (or another note) in every line that held one. The whole text is guarded at once,
+/// as it is written, since a secret's keyword and its value can sit on two lines.
+fn guarded(
+    cx: &Ctx,
+    path: &str,
+    text: &str,
+    current: Option<&str>,
+) -> Result<(String, Vec<&'static str>), Error> {
+    let g = crate::guard::content(cx, path, text, current)?;
     Ok((g.text.into_owned(), g.redacted))
 }
 
@@ -385,12 +392,12 @@ fn plan_core(
         return Ok((core.to_string(), Plan::Same));
     }
     if current.trim().is_empty() {
-        let (clean, kinds) = guarded(cx, core, &text)?;
+        let (clean, kinds) = guarded(cx, core, &text, Some(&current))?;
         if cx.config().core.cap().check(core, "", &clean).is_ok() {
             p.redacted.extend(kinds);
             return Ok((core.to_string(), Plan::Write(clean)));
         }
-    } else if guarded(cx, core, &text).is_ok_and(|(clean, _)| clean == current) {
+    } else if guarded(cx, core, &text, Some(&current)).is_ok_and(|(clean, _)| clean == current) {
         return Ok((core.to_string(), Plan::Same));
     }
     let path = cx
@@ -423,7 +430,7 @@ fn plan_note(
         current => current,
     };
     // A file kept as it is needs no guard to pass: its refusal only means "not the same".
-    let clean = match guarded(cx, path, &text) {
+    let clean = match guarded(cx, path, &text, current.as_deref()) {
         Err(e) if current.is_none() || ours => return Err(e),
         Err(_) => None,
         Ok(g) => Some(g),
@@ -447,44 +454,36 @@ fn plan_note(
 /// A log: the whole text when the file is new, else only the entries it does not have yet
 /// (counted with repeats, so a turn said twice lands twice, and once on every re-run).
 fn plan_log(cx: &Ctx, p: &mut Planner, path: &str, text: &str) -> Result<Plan, Error> {
-    let total = parse_entries(text).len();
     let file = MemPath::parse_file(path)?;
     let current = read_text(cx.store(), &file)?;
+    let (text, mut kinds) = guarded(cx, path, text, current.as_deref())?;
+    let total = parse_entries(&text).len();
     let Some(current) = current.filter(|c| !c.is_empty()) else {
         p.report.entries_added += total;
         if total == 0 {
             return Ok(Plan::Same);
         }
-        let (clean, kinds) = guarded(cx, path, text)?;
         p.redacted.extend(kinds);
-        return Ok(Plan::Write(clean));
+        return Ok(Plan::Write(text));
     };
     let mut have: HashMap<String, usize> = HashMap::new();
     for e in parse_entries(&current) {
         *have.entry(e.text).or_default() += 1;
     }
-    // An entry is there already as the source has it, or as the guard stores it.
-    let mut take = |entry: &str| match have.get_mut(entry) {
-        Some(n) if *n > 0 => {
-            *n -= 1;
-            true
-        }
-        _ => false,
-    };
     let mut add = String::new();
     let mut added = 0;
-    for e in parse_entries(text) {
-        if take(&e.text) {
-            continue;
+    for e in parse_entries(&text) {
+        match have.get_mut(&e.text) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => {
+                add.push_str(&e.text);
+                added += 1;
+            }
         }
-        let (clean, kinds) = guarded(cx, path, &e.text)?;
-        if !kinds.is_empty() && take(&clean) {
-            continue;
-        }
-        p.redacted.extend(kinds);
-        add.push_str(&clean);
-        added += 1;
     }
+    // The change's reason names only the kinds redacted from what it appends.
+    kinds.retain(|k| add.contains(&format!("[redacted:{k}:")));
+    p.redacted.extend(kinds);
     p.report.entries_added += added;
     p.report.entries_present += total - added;
     Ok(if added == 0 {

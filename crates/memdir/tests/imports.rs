@@ -178,3 +178,32 @@ fn import_an_entry_stored_verbatim_is_not_added_again_redacted() {
     assert_eq!(again.entries_added, 0, "{again:?}");
     assert_eq!(std::fs::read_to_string(&log_path).unwrap(), entry);
 }
+
+/// Found by `cargo fuzz run import_host` (against a first fix that guarded each entry alone): a
+/// secret's keyword and its value on two lines of a daily note. The whole file was redacted
+/// at once when it was first imported, each line alone on the next import, where the value's
+/// line no longer looked like a secret: it was appended again, verbatim.
+#[test]
+fn fuzz_import_host_a_secret_across_two_lines_stays_redacted_on_a_second_import() {
+    let host = InMemoryStore::new();
+    host.write(
+        &MemPath::parse("memory/2026-11-30.md").unwrap(),
+        "- 09:00 e day n: x\ndd`\nssecretandup\n==standupsat.mdrmMEMO9Y.md\u{c}".as_bytes(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mem = memory(dir.path());
+    let source = || ImportSource::Folder {
+        layout: LayoutName::OpenClaw,
+        store: &host,
+    };
+    mem.import(source(), "host", false).unwrap();
+    let log_path = dir.path().join("log/2026-11-30.openclaw.md");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(log.contains("[redacted:generic-api-key:stan…]"), "{log}");
+    let again = mem.import(source(), "host", false).unwrap();
+    assert_eq!(again.entries_added, 0, "{again:?}");
+    let now = std::fs::read_to_string(&log_path).unwrap();
+    assert_eq!(now, log);
+    assert!(!now.contains("standupsat.mdrm"), "{now}");
+}
