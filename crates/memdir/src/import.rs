@@ -153,18 +153,13 @@ struct Planner {
 }
 
 /// `text`, bound for `path`, as the guard lets it be stored ([`crate::guard::content`]), and the
-/// kinds of the secrets it redacted; `current` is what the file holds now (a secret already
-/// there is kept as it is, as an edit keeps it). A plan compares the file with this, never with
-/// the source's own text: a secret the first import redacted must not make the next one see a
-/// new entry (or another note) in every line that held one. The whole text is guarded at once,
-/// as it is written, since a secret's keyword and its value can sit on two lines.
-fn guarded(
-    cx: &Ctx,
-    path: &str,
-    text: &str,
-    current: Option<&str>,
-) -> Result<(String, Vec<&'static str>), Error> {
-    let g = crate::guard::content(cx, path, text, current)?;
+/// kinds of the secrets it redacted. A plan compares the file with the source's own text and
+/// with this: a secret the first import redacted must not make the next one see a new entry
+/// (or another note) in every line that held one. The whole text is guarded at once, as it is
+/// written (a secret's keyword and its value can sit on two lines), and never against what the
+/// file holds, so the same source always gives the same text.
+fn guarded(cx: &Ctx, path: &str, text: &str) -> Result<(String, Vec<&'static str>), Error> {
+    let g = crate::guard::content(cx, path, text, None)?;
     Ok((g.text.into_owned(), g.redacted))
 }
 
@@ -392,12 +387,12 @@ fn plan_core(
         return Ok((core.to_string(), Plan::Same));
     }
     if current.trim().is_empty() {
-        let (clean, kinds) = guarded(cx, core, &text, Some(&current))?;
+        let (clean, kinds) = guarded(cx, core, &text)?;
         if cx.config().core.cap().check(core, "", &clean).is_ok() {
             p.redacted.extend(kinds);
             return Ok((core.to_string(), Plan::Write(clean)));
         }
-    } else if guarded(cx, core, &text, Some(&current)).is_ok_and(|(clean, _)| clean == current) {
+    } else if guarded(cx, core, &text).is_ok_and(|(clean, _)| clean == current) {
         return Ok((core.to_string(), Plan::Same));
     }
     let path = cx
@@ -430,7 +425,7 @@ fn plan_note(
         current => current,
     };
     // A file kept as it is needs no guard to pass: its refusal only means "not the same".
-    let clean = match guarded(cx, path, &text, current.as_deref()) {
+    let clean = match guarded(cx, path, &text) {
         Err(e) if current.is_none() || ours => return Err(e),
         Err(_) => None,
         Ok(g) => Some(g),
@@ -456,19 +451,25 @@ fn plan_note(
 fn plan_log(cx: &Ctx, p: &mut Planner, path: &str, text: &str) -> Result<Plan, Error> {
     let file = MemPath::parse_file(path)?;
     let current = read_text(cx.store(), &file)?;
-    let (text, mut kinds) = guarded(cx, path, text, current.as_deref())?;
+    let mut have: HashMap<String, usize> = HashMap::new();
+    for e in parse_entries(current.as_deref().unwrap_or_default()) {
+        *have.entry(e.text).or_default() += 1;
+    }
+    // Every entry there as the source has it (stored before the guard redacted, say).
+    let raw = parse_entries(text);
+    if !raw.is_empty() && all_there(have.clone(), raw.iter().map(|e| e.text.as_str())) {
+        p.report.entries_present += raw.len();
+        return Ok(Plan::Same);
+    }
+    let (text, mut kinds) = guarded(cx, path, text)?;
     let total = parse_entries(&text).len();
-    let Some(current) = current.filter(|c| !c.is_empty()) else {
+    if current.as_deref().is_none_or(str::is_empty) {
         p.report.entries_added += total;
         if total == 0 {
             return Ok(Plan::Same);
         }
         p.redacted.extend(kinds);
         return Ok(Plan::Write(text));
-    };
-    let mut have: HashMap<String, usize> = HashMap::new();
-    for e in parse_entries(&current) {
-        *have.entry(e.text).or_default() += 1;
     }
     let mut add = String::new();
     let mut added = 0;
@@ -490,6 +491,17 @@ fn plan_log(cx: &Ctx, p: &mut Planner, path: &str, text: &str) -> Result<Plan, E
         Plan::Same
     } else {
         Plan::Append(add, added)
+    })
+}
+
+/// Whether every one of `entries` is in `have` (counted with repeats).
+fn all_there<'a>(mut have: HashMap<String, usize>, entries: impl Iterator<Item = &'a str>) -> bool {
+    entries.into_iter().all(|e| match have.get_mut(e) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
     })
 }
 

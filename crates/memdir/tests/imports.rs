@@ -207,3 +207,38 @@ fn fuzz_import_host_a_secret_across_two_lines_stays_redacted_on_a_second_import(
     assert_eq!(now, log);
     assert!(!now.contains("standupsat.mdrm"), "{now}");
 }
+
+/// Found by `cargo fuzz run import_host` (against a second fix that guarded a file against what
+/// it held, as an edit is): a host's core whose secret value also stands, unflagged, on another
+/// line. Once imported, the value was in `core.md` verbatim, so the next import's guard kept it
+/// as "already there", the text no longer matched `core.md`, and the core went to a new note.
+/// A plan's guard never looks at what the file holds.
+#[test]
+fn fuzz_import_host_a_secret_also_written_unflagged_changes_nothing_on_a_second_import() {
+    let host = InMemoryStore::new();
+    host.write(
+        &MemPath::parse("MEMORY.md").unwrap(),
+        "core\nssecretandup\n=tedsMORYsmorym/Ydn\n.mdu[[[t.0: xcretandup\n=tedsMORYsmorym/Ydn\n.m fabts\n"
+            .as_bytes(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mem = memory(dir.path());
+    let source = || ImportSource::Folder {
+        layout: LayoutName::OpenClaw,
+        store: &host,
+    };
+    mem.import(source(), "host", false).unwrap();
+    let core = std::fs::read_to_string(dir.path().join("core.md")).unwrap();
+    assert!(core.contains("[redacted:generic-api-key:teds…]"), "{core}");
+    let again = mem.import(source(), "host", false).unwrap();
+    for f in &again.files {
+        assert_eq!(
+            f.action,
+            memdir::import::FileAction::Unchanged,
+            "{}: {again:?}",
+            f.path
+        );
+    }
+    assert!(!dir.path().join("notes/openclaw/MEMORY.md").exists());
+}
