@@ -17,7 +17,7 @@ SECONDS_EACH="${MEMDIR_FUZZ_SECONDS:-15}"
 # Its own target dir: these builds use other compiler flags than the workspace's.
 unset CARGO_TARGET_DIR
 TARGET_DIR="${MEMDIR_FUZZ_TARGET_DIR:-$PWD/target}"
-# `MEMDIR_FUZZ_FEATURES=` (empty) builds only the ten parser targets, about a minute cold.
+# `MEMDIR_FUZZ_FEATURES=` (empty) builds only the twelve parser targets, about a minute cold.
 FEATURES="${MEMDIR_FUZZ_FEATURES-engine}"
 FLAGS=(--sanitizer none -a --target-dir "$TARGET_DIR")
 if [ -n "$FEATURES" ]; then
