@@ -457,12 +457,14 @@ fn plan_log(cx: &Ctx, p: &mut Planner, path: &str, text: &str) -> Result<Plan, E
     }
     // Every entry there as the source has it (stored before the guard redacted, say).
     let raw = parse_entries(text);
-    if !raw.is_empty() && all_there(have.clone(), raw.iter().map(|e| e.text.as_str())) {
+    let mut left = have.clone();
+    if !raw.is_empty() && raw.iter().all(|e| take(&mut left, &e.text)) {
         p.report.entries_present += raw.len();
         return Ok(Plan::Same);
     }
     let (text, mut kinds) = guarded(cx, path, text)?;
-    let total = parse_entries(&text).len();
+    let entries = parse_entries(&text);
+    let total = entries.len();
     if current.as_deref().is_none_or(str::is_empty) {
         p.report.entries_added += total;
         if total == 0 {
@@ -473,13 +475,10 @@ fn plan_log(cx: &Ctx, p: &mut Planner, path: &str, text: &str) -> Result<Plan, E
     }
     let mut add = String::new();
     let mut added = 0;
-    for e in parse_entries(&text) {
-        match have.get_mut(&e.text) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => {
-                add.push_str(&e.text);
-                added += 1;
-            }
+    for e in entries {
+        if !take(&mut have, &e.text) {
+            add.push_str(&e.text);
+            added += 1;
         }
     }
     // The change's reason names only the kinds redacted from what it appends.
@@ -494,15 +493,15 @@ fn plan_log(cx: &Ctx, p: &mut Planner, path: &str, text: &str) -> Result<Plan, E
     })
 }
 
-/// Whether every one of `entries` is in `have` (counted with repeats).
-fn all_there<'a>(mut have: HashMap<String, usize>, entries: impl Iterator<Item = &'a str>) -> bool {
-    entries.into_iter().all(|e| match have.get_mut(e) {
+/// Takes one `entry` out of the entries a log holds (counted with repeats): whether it was there.
+fn take(have: &mut HashMap<String, usize>, entry: &str) -> bool {
+    match have.get_mut(entry) {
         Some(n) if *n > 0 => {
             *n -= 1;
             true
         }
         _ => false,
-    })
+    }
 }
 
 fn shown(layout: LayoutName) -> &'static str {

@@ -6,6 +6,24 @@ use memdir::{Clock, InMemoryStore, Memory, Store};
 use memdir_core::host::LayoutName;
 use memdir_core::path::MemPath;
 
+/// A host's folder holding `files` (path, text).
+fn host_folder(files: &[(&str, &str)]) -> InMemoryStore {
+    let host = InMemoryStore::new();
+    for (path, text) in files {
+        host.write(&MemPath::parse(path).unwrap(), text.as_bytes())
+            .unwrap();
+    }
+    host
+}
+
+/// `host` imported as an OpenClaw folder.
+fn openclaw(host: &InMemoryStore) -> ImportSource<'_> {
+    ImportSource::Folder {
+        layout: LayoutName::OpenClaw,
+        store: host,
+    }
+}
+
 fn memory(dir: &std::path::Path) -> Memory {
     let at: jiff::Timestamp = "2026-11-30T09:00:00Z".parse().unwrap();
     Memory::init_with(dir, Clock::fixed(at, jiff::tz::TimeZone::UTC), false).unwrap()
@@ -17,20 +35,13 @@ fn memory(dir: &std::path::Path) -> Memory {
 /// import of the same folder ("re-running adds nothing" did not hold).
 #[test]
 fn fuzz_import_host_two_files_for_one_log_are_imported_once() {
-    let host = InMemoryStore::new();
-    for (path, text) in [
+    let host = host_folder(&[
         ("memory/2026-11-30.md", "- 09:00 a day note\n"),
         ("memory/2026-11-30..md", "- 10:00 another note\n"),
-    ] {
-        host.write(&MemPath::parse(path).unwrap(), text.as_bytes())
-            .unwrap();
-    }
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let mem = memory(dir.path());
-    let source = || ImportSource::Folder {
-        layout: LayoutName::OpenClaw,
-        store: &host,
-    };
+    let source = || openclaw(&host);
     let first = mem.import(source(), "host", false).unwrap();
     assert_eq!(first.entries_added, 2);
     let log = std::fs::read_to_string(dir.path().join("log/2026-11-30.openclaw.md")).unwrap();
@@ -91,8 +102,7 @@ fn fuzz_import_chatgpt_a_redacted_turn_is_not_added_again() {
 /// file is at that path").
 #[test]
 fn import_host_a_redacted_file_is_unchanged_on_a_second_import() {
-    let host = InMemoryStore::new();
-    for (path, text) in [
+    let host = host_folder(&[
         (
             "memory/2026-11-30.md",
             "- 09:00 deploy with API_TOKEN=Zq8vR3kT9wLp2XyB7nQe4Hs6 today\n",
@@ -101,16 +111,10 @@ fn import_host_a_redacted_file_is_unchanged_on_a_second_import() {
             "memory/notes/deploy.md",
             "---\nname: deploy\ndescription: how we deploy\n---\nAPI_TOKEN=Zq8vR3kT9wLp2XyB7nQe4Hs6\n",
         ),
-    ] {
-        host.write(&MemPath::parse(path).unwrap(), text.as_bytes())
-            .unwrap();
-    }
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let mem = memory(dir.path());
-    let source = || ImportSource::Folder {
-        layout: LayoutName::OpenClaw,
-        store: &host,
-    };
+    let source = || openclaw(&host);
     let first = mem.import(source(), "host", false).unwrap();
     assert_eq!(first.entries_added, 1, "{first:?}");
     let log_path = dir.path().join("log/2026-11-30.openclaw.md");
@@ -149,13 +153,8 @@ fn files_under(dir: &std::path::Path, out: &mut Vec<(std::path::PathBuf, String)
 /// redacted copy beside it.
 #[test]
 fn import_an_entry_stored_verbatim_is_not_added_again_redacted() {
-    let host = InMemoryStore::new();
     let entry = "- 09:00 deploy with API_TOKEN=Zq8vR3kT9wLp2XyB7nQe4Hs6 today\n";
-    host.write(
-        &MemPath::parse("memory/2026-11-30.md").unwrap(),
-        entry.as_bytes(),
-    )
-    .unwrap();
+    let host = host_folder(&[("memory/2026-11-30.md", entry)]);
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join(".memdir/config.toml");
     memory(dir.path());
@@ -164,10 +163,7 @@ fn import_an_entry_stored_verbatim_is_not_added_again_redacted() {
         let at: jiff::Timestamp = "2026-11-30T09:00:00Z".parse().unwrap();
         Memory::open(dir.path(), Clock::fixed(at, jiff::tz::TimeZone::UTC)).unwrap()
     };
-    let source = || ImportSource::Folder {
-        layout: LayoutName::OpenClaw,
-        store: &host,
-    };
+    let source = || openclaw(&host);
     let first = with_policy("off").import(source(), "host", false).unwrap();
     assert_eq!(first.entries_added, 1, "{first:?}");
     let log_path = dir.path().join("log/2026-11-30.openclaw.md");
@@ -185,18 +181,13 @@ fn import_an_entry_stored_verbatim_is_not_added_again_redacted() {
 /// line no longer looked like a secret: it was appended again, verbatim.
 #[test]
 fn fuzz_import_host_a_secret_across_two_lines_stays_redacted_on_a_second_import() {
-    let host = InMemoryStore::new();
-    host.write(
-        &MemPath::parse("memory/2026-11-30.md").unwrap(),
-        "- 09:00 e day n: x\ndd`\nssecretandup\n==standupsat.mdrmMEMO9Y.md\u{c}".as_bytes(),
-    )
-    .unwrap();
+    let host = host_folder(&[(
+        "memory/2026-11-30.md",
+        "- 09:00 e day n: x\ndd`\nssecretandup\n==standupsat.mdrmMEMO9Y.md\u{c}",
+    )]);
     let dir = tempfile::tempdir().unwrap();
     let mem = memory(dir.path());
-    let source = || ImportSource::Folder {
-        layout: LayoutName::OpenClaw,
-        store: &host,
-    };
+    let source = || openclaw(&host);
     mem.import(source(), "host", false).unwrap();
     let log_path = dir.path().join("log/2026-11-30.openclaw.md");
     let log = std::fs::read_to_string(&log_path).unwrap();
@@ -215,19 +206,13 @@ fn fuzz_import_host_a_secret_across_two_lines_stays_redacted_on_a_second_import(
 /// A plan's guard never looks at what the file holds.
 #[test]
 fn fuzz_import_host_a_secret_also_written_unflagged_changes_nothing_on_a_second_import() {
-    let host = InMemoryStore::new();
-    host.write(
-        &MemPath::parse("MEMORY.md").unwrap(),
-        "core\nssecretandup\n=tedsMORYsmorym/Ydn\n.mdu[[[t.0: xcretandup\n=tedsMORYsmorym/Ydn\n.m fabts\n"
-            .as_bytes(),
-    )
-    .unwrap();
+    let host = host_folder(&[(
+        "MEMORY.md",
+        "core\nssecretandup\n=tedsMORYsmorym/Ydn\n.mdu[[[t.0: xcretandup\n=tedsMORYsmorym/Ydn\n.m fabts\n",
+    )]);
     let dir = tempfile::tempdir().unwrap();
     let mem = memory(dir.path());
-    let source = || ImportSource::Folder {
-        layout: LayoutName::OpenClaw,
-        store: &host,
-    };
+    let source = || openclaw(&host);
     mem.import(source(), "host", false).unwrap();
     let core = std::fs::read_to_string(dir.path().join("core.md")).unwrap();
     assert!(core.contains("[redacted:generic-api-key:teds…]"), "{core}");
